@@ -1,0 +1,65 @@
+"""The token-level engine interface every LLM backend implements.
+
+Training needs token ids and logprobs for every call, and must build multi-turn sequences
+token-in/token-out (never re-rendering and re-tokenizing history). So the unit of generation here is
+"prompt token ids in, generated token ids + logprobs out". Chat models for inference wrap an engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+StopReason = Literal["stop", "length", "eos"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    max_new_tokens: int = 256
+    temperature: float = 1.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One completion. ``token_ids`` and ``logprobs`` align one-to-one; ``text`` decodes ``token_ids``."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+    text: str
+    stop_reason: StopReason
+    policy_version: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.token_ids) != len(self.logprobs):
+            raise ValueError(f"{len(self.token_ids)} token ids but {len(self.logprobs)} logprobs")
+
+
+class EngineError(RuntimeError):
+    """An engine is unreachable, misconfigured or returned something unusable; the message says which."""
+
+
+@runtime_checkable
+class TokenEngine(Protocol):
+    """Generates from token ids. ``tokenizer`` is a Hugging Face tokenizer with a chat template."""
+
+    tokenizer: Any
+    policy_version: str
+
+    def generate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation: ...
+
+    def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]: ...
+
+    async def agenerate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation: ...
