@@ -1,0 +1,1 @@
+"""Backends that start judge workers: `process` (bwrap) and `docker`."""

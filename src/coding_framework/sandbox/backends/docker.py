@@ -1,0 +1,114 @@
+"""The docker backend: the same judge fork server, one long-lived container per worker.
+
+Talks to the engine through the `docker` SDK. Where no engine answers, creating a worker raises
+BackendUnavailable with the SDK's reason.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.sandbox.backends.base import JUDGE_BOOT, JUDGE_DIR, BackendUnavailable, Worker, WorkerTimeout
+
+_HEADER = struct.Struct(">BxxxI")
+
+
+def docker_client() -> Any:
+    try:
+        import docker
+    except ImportError as exc:
+        raise BackendUnavailable("the docker backend needs the `docker` package: pip install docker") from exc
+    try:
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception as exc:  # the SDK raises several unrelated types when no engine answers
+        raise BackendUnavailable(f"the docker backend needs a running Docker engine: {exc}") from None
+    return client
+
+
+class DockerWorker(Worker):
+    isolation = {"backend": "docker", "network": False, "pid_namespace": True, "readonly_root": True}
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self._config = config
+        self._client = docker_client()
+        self._container: Any = None
+        self._sock: socket.socket | None = None
+        self._pending = b""
+
+    def start(self, timeout_s: float) -> None:
+        limits = self._config.limits
+        self._container = self._client.containers.run(
+            self._config.docker_image,
+            ["python3", "-I", "-S", "-c", JUDGE_BOOT],
+            detach=True, stdin_open=True, auto_remove=True, network_disabled=True, read_only=True,
+            user="65534:65534", cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            pids_limit=64, mem_limit=f"{limits.memory_mb + 256}m",
+            tmpfs={"/tmp": f"size={limits.tmp_size_mb}m,mode=1777"},
+            volumes={str(JUDGE_DIR): {"bind": "/sandbox/judge", "mode": "ro"}},
+            environment={"CF_JUDGE_PIDNS": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+            working_dir="/tmp",
+        )
+        attached = self._container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
+        self._sock = getattr(attached, "_sock", attached)
+        self._expect_ready(timeout_s)
+
+    def diagnostics(self) -> str:
+        try:
+            return self._container.logs(stdout=False, stderr=True).decode("utf-8", "replace")[-4000:]
+        except Exception:
+            return ""
+
+    def _write(self, data: bytes) -> None:
+        assert self._sock is not None
+        self._sock.sendall(data)
+
+    def _reader(self, deadline: float) -> Callable[[int], bytes | None]:
+        """Reads stdout out of docker's multiplexed stream (8-byte headers; stream 1 = stdout)."""
+        assert self._sock is not None
+        sock = self._sock
+
+        def raw(n: int) -> bytes | None:
+            buf = b""
+            while len(buf) < n:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                try:
+                    chunk = sock.recv(n - len(buf))
+                except TimeoutError:
+                    raise WorkerTimeout("no answer from the docker worker before the deadline") from None
+                if not chunk:
+                    return None
+                buf += chunk
+            return buf
+
+        def read_exact(n: int) -> bytes | None:
+            while len(self._pending) < n:
+                head = raw(_HEADER.size)
+                if head is None:
+                    return None
+                stream, size = _HEADER.unpack(head)
+                body = raw(size)
+                if body is None:
+                    return None
+                if stream == 1:
+                    self._pending += body
+            data, self._pending = self._pending[:n], self._pending[n:]
+            return data
+
+        return read_exact
+
+    def kill(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._container is not None:
+            try:
+                self._container.kill()
+            except Exception:
+                pass
+            self._container = None

@@ -1,0 +1,122 @@
+"""The untrusted side: a forked child that loads the submission and answers calls (stdlib only).
+
+Nothing here decides a verdict. The child only executes the submission and returns plain-value
+encodings of what it computed; whatever it does to its own interpreter stays in its own process.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+import traceback
+
+from . import seccomp, wire
+
+MAX_FD = 1024
+
+
+def _read_exact(sock: socket.socket):
+    def read(n: int):
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf)
+
+    return read
+
+
+def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
+    os.setsid()
+    os.chdir(workdir)
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open("stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    keep = {0, 1, 2, sock_fd}
+    for fd in range(3, MAX_FD):
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    sys.stdin = open(0, closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    mem = limits["memory_mb"] << 20
+    cpu = int(limits["cpu_s"]) + 1
+    fsize = limits["file_size_mb"] << 20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+
+def _error(exc: BaseException) -> dict:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-3)
+    return {"error": [type(exc).__name__, str(exc)[:2000], "".join(tb)[-2000:]]}
+
+
+def _call(ns: dict, handles: list, msg: dict) -> dict:
+    def resolve(hid: int, _name: str):
+        if not 0 <= hid < len(handles):
+            raise wire.WireError(f"unknown handle {hid}")
+        return handles[hid]
+
+    name = msg["name"]
+    if name not in ns:
+        return {"error": ["NameError", f"name {name!r} is not defined by the submission", ""]}
+    args = wire.decode(msg["args"], resolve)
+    kwargs = wire.decode(msg["kwargs"], resolve)
+    start = time.perf_counter()
+    value = ns[name](*args, **kwargs)
+    elapsed = time.perf_counter() - start
+    return {"value": wire.encode(value, handles), "t": elapsed}
+
+
+def serve(sock: socket.socket) -> None:
+    """Entry point of the forked child. Never returns."""
+    read = _read_exact(sock)
+    try:
+        load = wire.recv_frame(read, 1 << 28)
+        if load is None:
+            os._exit(0)
+        _confine(sock.fileno(), load["workdir"], load["limits"])
+        filtered = seccomp.install()
+        ns: dict = {"__name__": "__submission__", "__builtins__": __builtins__}
+        handles: list = []
+        try:
+            exec(compile(load["program"], "<submission>", "exec"), ns)
+            reply: dict = {"loaded": True, "seccomp": filtered}
+        except BaseException as exc:  # the submission may raise anything, SystemExit included
+            reply = _error(exc)
+        wire.send_frame(sock.sendall, reply)
+        while True:
+            msg = wire.recv_frame(read, 1 << 28)
+            if msg is None:
+                break
+            try:
+                reply = _call(ns, handles, msg)
+            except BaseException as exc:
+                reply = _error(exc)
+            wire.send_frame(sock.sendall, reply)
+    except BaseException:
+        pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(0)
