@@ -1,0 +1,6 @@
+"""Grading programs against problems: shared by rewards (training) and benchmarks (evaluation)."""
+
+from coding_framework.grading.grader import Grader, job_for
+from coding_framework.sandbox import ExecutionResult, TestOutcome
+
+__all__ = ["ExecutionResult", "Grader", "TestOutcome", "job_for"]

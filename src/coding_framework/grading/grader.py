@@ -1,0 +1,41 @@
+"""The one grader behind training rewards and benchmark scores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.problems.model import Problem
+from coding_framework.sandbox import ExecutionResult, Job, Sandbox
+
+
+def job_for(problem: Problem, program: str) -> Job:
+    return Job(program=program, test_code=problem.test_code, entry_point=problem.entry_point,
+               test_format=problem.test_format, prelude=problem.prelude)
+
+
+class Grader:
+    """Grades complete programs against a problem's trusted tests in the sandbox."""
+
+    def __init__(self, config: SandboxConfig | None = None, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox or Sandbox(config)
+        self._owns_sandbox = sandbox is None
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def grade(self, problem: Problem, program: str) -> ExecutionResult:
+        return self.sandbox.run(job_for(problem, program))
+
+    def grade_many(self, items: Sequence[tuple[Problem, str]], progress: bool | str = False) -> list[ExecutionResult]:
+        return self.sandbox.run_many([job_for(p, prog) for p, prog in items], progress=progress)
+
+    async def agrade(self, problem: Problem, program: str) -> ExecutionResult:
+        return await self.sandbox.arun(job_for(problem, program))
+
+    def close(self) -> None:
+        if self._owns_sandbox:
+            self.sandbox.close()
