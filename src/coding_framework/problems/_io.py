@@ -85,7 +85,9 @@ def _json_list(text: str, path: Path) -> Iterable[Record]:
         try:
             obj, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise ProblemLoadError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+            raise ProblemLoadError(
+                f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from exc
         yield _as_record(obj, f"{path}:{lineno}")
         pos = _skip_space(text, pos)
         if pos < len(text) and text[pos] == ",":
@@ -136,7 +138,11 @@ def hub_records(dataset: str, config: str | None, example_file: str) -> list[Rec
         why = "offline mode is on (HF_HUB_OFFLINE) and it is not cached" if offline else str(exc)
         raise ProblemLoadError(f"cannot load {dataset!r} from the Hugging Face hub: {why}; {hint}") from exc
     where = f"hf:{dataset}" + (f"[{config}]" if config else "")
-    return [Record(dict(row), f"{where}/{name}#{i}") for name, split in splits.items() for i, row in enumerate(split)]
+    return [
+        Record(dict(row), f"{where}/{name}#{i}")
+        for name, split in splits.items()
+        for i, row in enumerate(split)
+    ]
 
 
 def _hub_reachable(timeout_s: float = 5.0) -> bool:

@@ -82,9 +82,9 @@ def _docstring(tree: ast.Module, entry_point: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             for stmt in node.body:
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                    if isinstance(stmt.value.value, str):
-                        return inspect.cleandoc(stmt.value.value)
+                value = stmt.value if isinstance(stmt, ast.Expr) else None
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    return inspect.cleandoc(value.value)
     return ""
 
 
@@ -98,4 +98,3 @@ def solution_difficulty(code: str) -> Difficulty:
     if lines <= 3:
         return "easy"
     return "medium" if lines <= 7 else "hard"
-

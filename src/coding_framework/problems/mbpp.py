@@ -45,8 +45,10 @@ _INTRO = "You are an expert Python programmer, and here is your task: "
 FEW_SHOT_TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "Write a function to find the similar elements from the given two tuple lists.",
-        "def similar_elements(test_tup1, test_tup2):\n  res = tuple(set(test_tup1) & set(test_tup2))\n"
-        "  return (res) ",
+        (
+            "def similar_elements(test_tup1, test_tup2):\n  res = tuple(set(test_tup1) & set(test_tup2))\n"
+            "  return (res) "
+        ),
         (
             "assert similar_elements((3, 4, 5, 6),(5, 7, 4, 10)) == (4, 5)",
             "assert similar_elements((1, 2, 3, 4),(5, 4, 3, 7)) == (3, 4)",
@@ -55,8 +57,10 @@ FEW_SHOT_TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "Write a python function to identify non-prime numbers.",
-        "import math\ndef is_not_prime(n):\n    result = False\n    for i in range(2,int(math.sqrt(n)) + 1):\n"
-        "        if n % i == 0:\n            result = True\n    return result",
+        (
+            "import math\ndef is_not_prime(n):\n    result = False\n    for i in range(2,int(math.sqrt(n)) + 1):\n"
+            "        if n % i == 0:\n            result = True\n    return result"
+        ),
         (
             "assert is_not_prime(2) == False",
             "assert is_not_prime(10) == True",
@@ -65,8 +69,10 @@ FEW_SHOT_TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "Write a function to find the largest integers from a given list of numbers using heap queue algorithm.",
-        "import heapq as hq\ndef heap_queue_largest(nums,n):\n  largest_nums = hq.nlargest(n, nums)\n"
-        "  return largest_nums",
+        (
+            "import heapq as hq\ndef heap_queue_largest(nums,n):\n  largest_nums = hq.nlargest(n, nums)\n"
+            "  return largest_nums"
+        ),
         (
             "assert heap_queue_largest( [25, 35, 22, 85, 14, 65, 75, 22, 58],3)==[85, 75, 65] ",
             "assert heap_queue_largest( [25, 35, 22, 85, 14, 65, 75, 22, 58],2)==[85, 75] ",
@@ -187,7 +193,9 @@ def _test_imports(setup: str, code: ast.Module, tests: list[ast.Module]) -> str:
 
 def mbpp_prompt(text: str, tests: list[str] | tuple[str, ...]) -> str:
     """The paper's prompt for one task: the statement, then its tests (no ``[BEGIN]`` marker)."""
-    return f"{_INTRO}{text} Your code should pass these tests:\n\n" + "\n".join(t.strip() for t in tests) + "\n"
+    return (
+        f"{_INTRO}{text} Your code should pass these tests:\n\n" + "\n".join(t.strip() for t in tests) + "\n"
+    )
 
 
 def mbpp_few_shot_prompt(problem: Problem, shots: int = 3) -> str:
@@ -197,5 +205,7 @@ def mbpp_few_shot_prompt(problem: Problem, shots: int = 3) -> str:
     """
     if not 0 <= shots <= len(FEW_SHOT_TASKS):
         raise ValueError(f"shots must be between 0 and {len(FEW_SHOT_TASKS)}, got {shots}")
-    examples = [f"{mbpp_prompt(text, tests)}[BEGIN]\n{code}\n[DONE]\n" for text, code, tests in FEW_SHOT_TASKS]
+    examples = [
+        f"{mbpp_prompt(text, tests)}[BEGIN]\n{code}\n[DONE]\n" for text, code, tests in FEW_SHOT_TASKS
+    ]
     return "".join(examples[:shots]) + problem.prompt + "[BEGIN]\n"
