@@ -1,0 +1,133 @@
+"""The Executor: grades a draft in the sandbox and turns the result into concise feedback."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Protocol
+
+from coding_framework.agents.base import BaseAgent
+from coding_framework.agents.freeform import has_tests
+from coding_framework.agents.types import Execution
+from coding_framework.config.agents import AgentMode, ExecutorConfig
+from coding_framework.problems import Problem
+
+_NO_TESTS = "NoTests"
+_LIMIT_STATUS = {
+    "timeout": "The program ran out of time (an infinite loop, or far too slow).",
+    "memory": "The program ran out of memory.",
+    "crashed": "The program crashed the interpreter (killed by a signal).",
+}
+
+
+class AsyncGrader(Protocol):
+    """What the Executor needs from `coding_framework.grading.Grader`."""
+
+    async def agrade(self, problem: Problem, program: str) -> Any: ...
+
+
+def defines(code: str, name: str) -> bool:
+    return re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", code, re.MULTILINE) is not None
+
+
+def assemble_program(problem: Problem, code: str) -> str:
+    """The complete program graded for ``code``.
+
+    For a code prompt (HumanEval), the prompt's imports and helpers come first; the draft's full
+    function then replaces the prompt's stub. A draft without the entry point's ``def`` is taken as a
+    body continuing the prompt's signature.
+    """
+    if not problem.prompt_is_code:
+        return code
+    if not defines(code, problem.entry_point):
+        return problem.completion_program(code)
+    return _prompt_header(problem) + "\n\n" + code
+
+
+def _prompt_header(problem: Problem) -> str:
+    """The prompt when it parses (a stub with a docstring is a complete def), else the part before the stub."""
+    prompt = problem.prompt.rstrip()
+    try:
+        ast.parse(prompt)
+        return prompt
+    except SyntaxError:
+        match = re.search(rf"^(?:async\s+)?def\s+{re.escape(problem.entry_point)}\s*\(", prompt, re.MULTILINE)
+        return prompt[: match.start()].rstrip() if match else ""
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 20)].rstrip() + f" ... [{len(text) - limit + 20} chars cut]"
+
+
+def _failing_tests(result: Any) -> list[str]:
+    lines = []
+    for test in result.tests:
+        if not test.passed:
+            error = f"{test.error_type}: {test.message}" if test.message else (test.error_type or "failed")
+            lines.append(f"test {test.index + 1} `{test.source.strip()}` -> {error}")
+    return lines
+
+
+def feedback_from_result(result: Any, has_tests: bool, config: ExecutorConfig) -> str:
+    """A few lines a model can act on: the verdict, the first failing test, the error, some output."""
+    if not has_tests:
+        # The grader reports a clean run of a testless problem as error "NoTests".
+        if result.error_type in (None, _NO_TESTS) and result.status not in _LIMIT_STATUS:
+            head = "The code ran without errors, but the problem has no tests, so correctness was not checked."
+        else:
+            head = f"The code failed to run: {_error(result)}. The problem has no tests to check it against."
+    elif result.passed:
+        head = f"All {result.tests_total} tests passed."
+    elif result.status in _LIMIT_STATUS:
+        head = f"{_LIMIT_STATUS[result.status]} {result.tests_passed}/{result.tests_total} tests passed before it."
+    elif result.status == "error" and result.tests_passed == 0 and not any(not t.passed for t in result.tests):
+        head = f"The code failed before any test ran: {_error(result)}"
+    else:
+        failing = _failing_tests(result)
+        first = f" First failure: {failing[0]}" if failing else f" {_error(result)}"
+        head = f"{result.tests_passed}/{result.tests_total} tests passed.{first}"
+    parts = [head]
+    for stream in ("stdout", "stderr"):
+        text = getattr(result, stream) or ""
+        if text.strip() and config.max_output_chars and not result.passed:
+            parts.append(f"{stream}: {_clip(text, config.max_output_chars)}")
+    return _clip("\n".join(parts), config.max_feedback_chars)
+
+
+def _error(result: Any) -> str:
+    if result.error_type:
+        return f"{result.error_type}: {result.error_message}".rstrip(": ")
+    return result.summary
+
+
+class CodeExecutor(BaseAgent):
+    """Rule-based: no model. Grading goes through ``grader.agrade`` so it never blocks the event loop."""
+
+    role = "executor"
+
+    def __init__(self, grader: AsyncGrader, config: ExecutorConfig | None = None,
+                 mode: AgentMode = "inference") -> None:
+        super().__init__(mode)
+        self.grader = grader
+        self.config = config or ExecutorConfig()
+
+    async def aexecute(self, problem: Problem, code: str) -> Execution:
+        """Grade ``code``. Without tests (free-text problems) the run is reported, never a pass."""
+        result = await self.grader.agrade(problem, assemble_program(problem, code))
+        self.state.calls += 1
+        testable = has_tests(problem)
+        passed = bool(result.passed) and testable
+        if not passed:
+            self.state.failures += 1
+        return Execution(
+            passed=passed,
+            status=result.status,
+            has_tests=testable,
+            tests_passed=result.tests_passed,
+            tests_total=result.tests_total,
+            feedback=feedback_from_result(result, testable, self.config),
+            failures=_failing_tests(result),
+        )

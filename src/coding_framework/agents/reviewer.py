@@ -1,0 +1,82 @@
+"""The Reviewer, in two kinds: a static one built on real analysis, and an LLM-backed one."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from langchain_core.language_models import BaseChatModel
+
+from coding_framework.agents.analysis import complexity_findings, lint_findings
+from coding_framework.agents.base import BaseAgent
+from coding_framework.agents.chat import message_text, token_usage
+from coding_framework.agents.types import Execution, Finding, Review
+from coding_framework.config.agents import AgentMode, ReviewerConfig
+from coding_framework.problems import Problem
+
+REVIEW_SYSTEM_PROMPT = (
+    "You are a careful Python code reviewer. Point out the bugs that make the code wrong and how to fix "
+    "them, in at most five short bullet points. Do not rewrite the whole function."
+)
+
+
+class CodeReviewer(BaseAgent):
+    """Critiques a draft given the Executor's verdict."""
+
+    role = "reviewer"
+
+    def __init__(self, config: ReviewerConfig | None = None, mode: AgentMode = "inference") -> None:
+        super().__init__(mode)
+        self.config = config or ReviewerConfig()
+
+    @abstractmethod
+    async def areview(self, problem: Problem, code: str, execution: Execution) -> Review: ...
+
+
+class StaticReviewer(CodeReviewer):
+    """Needs no model: failing tests, ruff findings and complexity (branches, nesting, function length)."""
+
+    async def areview(self, problem: Problem, code: str, execution: Execution) -> Review:
+        cfg = self.config
+        # The Executor's feedback already quotes the first failing test; list the others.
+        findings = [Finding(kind="test", message=line) for line in execution.failures[1:]]
+        structural = complexity_findings(code, cfg.max_branches, cfg.max_nesting, cfg.max_function_lines)
+        syntax_error = any(f.kind == "syntax" for f in structural)
+        if not syntax_error:
+            findings += await lint_findings(code, cfg.lint_select)
+        findings += structural
+        self.state.calls += 1
+        return Review(source="static", text=render_findings(findings, cfg.max_findings), findings=findings)
+
+
+def render_findings(findings: list[Finding], limit: int) -> str:
+    if not findings:
+        return "Static review: no lint or complexity findings."
+    shown = [f"- {f.render()}" for f in findings[:limit]]
+    more = len(findings) - limit
+    if more > 0:
+        shown.append(f"- ... and {more} more")
+    return "Static review:\n" + "\n".join(shown)
+
+
+class LLMReviewer(CodeReviewer):
+    """Asks a chat model for a critique of the draft and its test results."""
+
+    def __init__(self, chat_model: BaseChatModel, config: ReviewerConfig | None = None,
+                 mode: AgentMode = "inference") -> None:
+        super().__init__(config, mode)
+        self.chat_model = chat_model
+
+    async def areview(self, problem: Problem, code: str, execution: Execution) -> Review:
+        user = (
+            f"Problem:\n{problem.prompt.strip()}\n\nCode:\n```python\n{code.strip()}\n```\n\n"
+            f"Test results: {execution.feedback}\n\nReview the code."
+        )
+        answer = await self.chat_model.ainvoke(
+            [{"role": "system", "content": REVIEW_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        )
+        prompt_tokens, completion_tokens = token_usage(answer)
+        self.state.calls += 1
+        self.state.prompt_tokens += prompt_tokens
+        self.state.completion_tokens += completion_tokens
+        text = message_text(answer).strip() or "(the reviewer returned no text)"
+        return Review(source="llm", text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

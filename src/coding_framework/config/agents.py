@@ -1,0 +1,77 @@
+"""Agent configuration: which backend each role (Generator, Executor, Reviewer) uses, and its knobs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from coding_framework.config.loader import StrictModel
+
+AgentMode = Literal["training", "inference"]
+ReviewerBackend = Literal["static", "llm", "none"]
+
+
+class SamplingConfig(StrictModel):
+    """Sampling for one LLM-backed role."""
+
+    max_new_tokens: int = Field(512, ge=1, le=32_768, description="Most tokens one call may generate.")
+    temperature: float = Field(0.2, ge=0, description="0 is greedy decoding.")
+    top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling mass.")
+
+
+class GeneratorConfig(StrictModel):
+    """The Generator writes code with an LLM; in training mode its calls go through a TokenSession."""
+
+    model: str | None = Field(
+        None, description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
+        "null uses `agents.model`."
+    )
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+
+
+class ExecutorConfig(StrictModel):
+    """The Executor is rule-based: it grades code in the sandbox and turns the result into feedback."""
+
+    max_feedback_chars: int = Field(
+        1200, ge=100, description="Longest feedback handed back to the Generator; the rest is cut with a marker."
+    )
+    max_output_chars: int = Field(
+        300, ge=0, description="Longest stdout/stderr excerpt quoted in the feedback (0 quotes none)."
+    )
+
+
+class ReviewerConfig(StrictModel):
+    """The Reviewer critiques code that failed (or, with `graph.review: always`, every draft).
+
+    `static` needs no model: ruff lint findings, failing tests and ast complexity (branches, nesting depth,
+    function length). `llm` asks a chat model. `none` skips the critique; revisions then rely on the
+    Executor's feedback alone.
+    """
+
+    backend: ReviewerBackend = "static"
+    model: str | None = Field(None, description="Backend spec for `backend: llm`; null uses `agents.model`.")
+    sampling: SamplingConfig = Field(default_factory=lambda: SamplingConfig(max_new_tokens=256))
+    lint_select: list[str] = Field(
+        default_factory=lambda: ["E9", "F", "B", "W6", "PLE", "SIM"],
+        description="ruff rule prefixes the static reviewer reports (ruff `--select`).",
+    )
+    max_findings: int = Field(5, ge=1, description="Most findings listed in one review; the rest are counted.")
+    max_branches: int = Field(10, ge=1, description="A function with more decision points is flagged.")
+    max_nesting: int = Field(4, ge=1, description="A function with deeper nested blocks is flagged.")
+    max_function_lines: int = Field(60, ge=1, description="A longer function is flagged.")
+
+
+class AgentsConfig(StrictModel):
+    """All three roles. YAML defaults: `configs/agents.yaml`."""
+
+    model: str = Field("embedded", description="Default backend spec for every LLM-backed role.")
+    generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
+
+    def generator_model(self) -> str:
+        return self.generator.model or self.model
+
+    def reviewer_model(self) -> str:
+        return self.reviewer.model or self.model
