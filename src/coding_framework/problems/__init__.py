@@ -1,5 +1,25 @@
 """Problems: the model, benchmark loaders, the built-in training set and synthetic families."""
 
+from coding_framework.problems._io import ProblemLoadError
+from coding_framework.problems.benchmarks import BENCHMARKS, load_benchmark
+from coding_framework.problems.builtin import builtin_problems
+from coding_framework.problems.humaneval import load_humaneval
+from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt
 from coding_framework.problems.model import Difficulty, Problem, TestFormat
+from coding_framework.problems.synthetic import FAMILIES, generate_instances, synthetic_split
 
-__all__ = ["Difficulty", "Problem", "TestFormat"]
+__all__ = [
+    "BENCHMARKS",
+    "FAMILIES",
+    "Difficulty",
+    "Problem",
+    "ProblemLoadError",
+    "TestFormat",
+    "builtin_problems",
+    "generate_instances",
+    "load_benchmark",
+    "load_humaneval",
+    "load_mbpp",
+    "mbpp_few_shot_prompt",
+    "synthetic_split",
+]

@@ -1,0 +1,76 @@
+"""One entry point for every problem set: ``load_benchmark(name, source, split)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from coding_framework.problems._io import ProblemLoadError
+from coding_framework.problems.builtin import builtin_problems
+from coding_framework.problems.humaneval import load_humaneval
+from coding_framework.problems.mbpp import SPLITS, load_mbpp
+from coding_framework.problems.model import Problem
+from coding_framework.problems.synthetic import synthetic_split
+
+Source = str | Path | None
+Loader = Callable[[Source, str], list[Problem]]
+
+
+def _humaneval(source: Source, split: str) -> list[Problem]:
+    _check_split("humaneval", split, ("all", "test"))
+    return load_humaneval(source)
+
+
+def _mbpp(variant: str) -> Loader:
+    def load(source: Source, split: str) -> list[Problem]:
+        _check_split(f"mbpp ({variant})", split, ("all", *SPLITS))
+        return load_mbpp(source, variant, split)  # type: ignore[arg-type]
+
+    return load
+
+
+def _builtin(source: Source, split: str) -> list[Problem]:
+    _check_split("builtin", split, ("all",))
+    _no_source("builtin", source)
+    return builtin_problems()
+
+
+def _synthetic(source: Source, split: str) -> list[Problem]:
+    _check_split("synthetic", split, ("all", "train", "heldout"))
+    _no_source("synthetic", source)
+    train, heldout = synthetic_split()
+    return {"all": train + heldout, "train": train, "heldout": heldout}[split]
+
+
+BENCHMARKS: dict[str, Loader] = {
+    "humaneval": _humaneval,
+    "mbpp": _mbpp("full"),
+    "mbpp-sanitized": _mbpp("sanitized"),
+    "builtin": _builtin,
+    "synthetic": _synthetic,
+}
+
+
+def load_benchmark(name: str, source: Source = None, split: str = "all") -> list[Problem]:
+    """The problems of benchmark ``name`` (one of :data:`BENCHMARKS`).
+
+    ``source`` is passed to the loader (a local path, ``"hf"``, or ``None`` for its default; the built-in
+    and synthetic sets take none). ``split`` is ``"all"`` or a split that benchmark has: MBPP's
+    ``train``/``validation``/``test``/``prompt``, synthetic's ``train``/``heldout``, HumanEval's ``test``.
+    The synthetic split uses :func:`synthetic_split` defaults; call it directly for other sizes.
+    """
+    if name not in BENCHMARKS:
+        raise ProblemLoadError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
+    return BENCHMARKS[name](source, split)
+
+
+def _check_split(name: str, split: str, allowed: tuple[str, ...]) -> None:
+    if split not in allowed:
+        raise ProblemLoadError(f"{name} has no split {split!r}; choose one of {', '.join(allowed)}")
+
+
+def _no_source(name: str, source: Source) -> None:
+    if source is not None:
+        raise ProblemLoadError(
+            f"the {name} problems ship with the package; do not pass a source ({source!r})"
+        )
