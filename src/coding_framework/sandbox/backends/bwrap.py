@@ -67,7 +67,7 @@ def build_command(config: SandboxConfig) -> list[str]:
         "--ro-bind", str(JUDGE_DIR), "/sandbox/judge",
         "--dev", "/dev",
         "--size", str(config.limits.tmp_size_mb << 20), "--tmpfs", "/tmp",
-        "--setenv", "CF_JUDGE_PIDNS", "1", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "--chdir", "/tmp",
         exe, "-I", "-S", "-c", JUDGE_BOOT,
     ]

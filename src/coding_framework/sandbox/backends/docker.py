@@ -51,7 +51,7 @@ class DockerWorker(Worker):
             pids_limit=64, mem_limit=f"{limits.memory_mb + 256}m",
             tmpfs={"/tmp": f"size={limits.tmp_size_mb}m,mode=1777"},
             volumes={str(JUDGE_DIR): {"bind": "/sandbox/judge", "mode": "ro"}},
-            environment={"CF_JUDGE_PIDNS": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+            environment={"PYTHONDONTWRITEBYTECODE": "1"},
             working_dir="/tmp",
         )
         attached = self._container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})

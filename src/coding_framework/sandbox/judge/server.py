@@ -1,16 +1,19 @@
-"""The trusted judge: a fork server that runs the tests and decides verdicts (stdlib only).
+"""The trusted judge: runs the tests and decides verdicts (stdlib only).
 
 It runs inside the sandbox (bwrap or a container) and talks to the host over stdin/stdout frames.
-For every job it uses a child forked *before* the job arrived, so the child never holds the tests.
-The tests run here, in the judge; each call to the submission is a round trip to the child, and
-what comes back is decoded into plain values. A verdict of "passed" requires a recorded pass for
-every test unit, counted before the run.
+Untrusted processes are forked by a *zygote* that the judge starts before it has seen any job, and
+that never receives tests or programs: a child's memory, even read byte by byte, holds no test
+data. The tests run here, in the judge; each call to the submission is a round trip to the child,
+and what comes back is decoded into plain values. A verdict of "passed" requires a recorded pass
+for every test unit, counted before the run.
 """
 
 from __future__ import annotations
 
 import builtins
+import gc
 import os
+import struct
 import shutil
 import signal
 import socket
@@ -42,16 +45,10 @@ def _on_alarm(signum, frame):
 
 
 class Child:
-    """Judge-side handle on the pre-forked untrusted process."""
+    """Judge-side handle on an untrusted process that the zygote forked."""
 
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair()
-        pid = os.fork()
-        if pid == 0:
-            ours.close()
-            untrusted.serve(theirs)
-        theirs.close()
-        self.pid, self.sock = pid, ours
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid, self.sock = pid, sock
         self.call_time = 0.0
         self.max_bytes = 1 << 20
 
@@ -111,21 +108,12 @@ def _exc_info(exc: BaseException) -> tuple[str, str]:
     return type(exc).__name__, str(exc)[:500]
 
 
-_compiled: dict[tuple[str, str, str], tuple] = {}
-
-
 def _compile_tests(job: dict) -> tuple:
-    """Instrumented tests, compiled prelude and free names, cached: many samples share one problem."""
-    key = (job["test_code"], job["test_format"], job.get("prelude") or "")
-    hit = _compiled.get(key)
-    if hit is None:
-        code, sources = instrument.instrument(job["test_code"], job["test_format"])
-        prelude = compile(key[2], "<prelude>", "exec") if key[2] else None
-        hit = (code, sources, prelude, instrument.free_names(job["test_code"]))
-        if len(_compiled) >= 256:
-            _compiled.clear()
-        _compiled[key] = hit
-    return hit
+    # Deliberately not cached across jobs: the zygote never sees tests, and neither should any
+    # long-lived structure in the judge that outlives the job.
+    code, sources = instrument.instrument(job["test_code"], job["test_format"])
+    prelude = compile(job["prelude"], "<prelude>", "exec") if job.get("prelude") else None
+    return code, sources, prelude, instrument.free_names(job["test_code"])
 
 
 def _run_tests(job: dict, child: Child, out: dict) -> None:
@@ -150,10 +138,13 @@ def _run_tests(job: dict, child: Child, out: dict) -> None:
     for name in free:
         if name not in ns and not hasattr(builtins, name):
             ns[name] = RemoteFunction(child, name)
-    exec(code, ns)
-    if job["test_format"] == "check_function":
-        ns["check"](entry)
-    out["completed"] = True
+    try:
+        exec(code, ns)
+        if job["test_format"] == "check_function":
+            ns["check"](entry)
+        out["completed"] = True
+    finally:
+        ns.clear()  # break function <-> globals cycles so nothing of the tests survives the job
 
 
 def _collect_output(workdir: str, limit: int) -> dict:
@@ -170,31 +161,72 @@ def _collect_output(workdir: str, limit: int) -> dict:
     return res
 
 
-def _reap(child: Child) -> int | None:
-    """Kill every process in the sandbox but us and init, then collect the child's exit status.
+class Zygote:
+    """A clean process, started before any job, that forks the untrusted children and reaps them."""
 
-    ``kill(-1)`` is only safe inside a private PID namespace, which the backends promise by setting
-    CF_JUDGE_PIDNS=1. Anywhere else the child's session is killed instead.
-    """
-    try:
-        if os.environ.get("CF_JUDGE_PIDNS") == "1":
-            os.kill(-1, signal.SIGKILL)
-        else:
-            os.killpg(child.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    status = None
+    _PID = struct.Struct(">i")
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _zygote_main(theirs)
+        theirs.close()
+        self.pid, self.sock = pid, ours
+
+    def spawn(self) -> Child:
+        self.sock.sendall(b"S")
+        msg, fds, _flags, _addr = socket.recv_fds(self.sock, self._PID.size, 1)
+        if len(msg) != self._PID.size or len(fds) != 1:
+            raise RuntimeError("zygote failed to spawn a child")
+        return Child(self._PID.unpack(msg)[0], socket.socket(fileno=fds[0]))
+
+    def finish(self, child: Child) -> int:
+        """Kill the child's whole session if it still runs; return its wait status."""
+        self.sock.sendall(b"K" + self._PID.pack(child.pid))
+        data = b""
+        while len(data) < self._PID.size:
+            chunk = self.sock.recv(self._PID.size - len(data))
+            if not chunk:
+                raise RuntimeError("zygote exited")
+            data += chunk
+        return self._PID.unpack(data)[0]
+
+
+def _zygote_main(sock: socket.socket) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    pid_fmt = Zygote._PID
     while True:
-        try:
-            pid, st = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        if pid == child.pid:
-            status = st
-    return status
+        op = sock.recv(1)
+        if op == b"S":
+            ours, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                ours.close()
+                untrusted.serve(theirs)
+            theirs.close()
+            socket.send_fds(sock, [pid_fmt.pack(pid)], [ours.fileno()])
+            ours.close()
+        elif op == b"K":
+            (pid,) = pid_fmt.unpack(sock.recv(pid_fmt.size, socket.MSG_WAITALL))
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == 0:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+            sock.sendall(pid_fmt.pack(status))
+        else:
+            os._exit(0)
 
 
-def run_job(job: dict, child: Child) -> dict:
+def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
     limits = job["limits"]
     workdir = os.path.join(TMP_ROOT, "run")
     shutil.rmtree(workdir, ignore_errors=True)
@@ -221,8 +253,8 @@ def run_job(job: dict, child: Child) -> dict:
     out["duration_s"] = time.perf_counter() - start
     out["call_time_s"] = child.call_time
     child.sock.close()
-    status = _reap(child)
-    if status is not None and os.WIFSIGNALED(status):
+    status = zygote.finish(child)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
         out["signal"] = signal.Signals(os.WTERMSIG(status)).name
     out.update(_collect_output(workdir, limits["output_bytes"]))
     shutil.rmtree(workdir, ignore_errors=True)
@@ -242,12 +274,14 @@ def _clean_tmp() -> None:
 
 
 def main() -> None:
+    zygote = Zygote()
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     seccomp.set_undumpable()
     signal.signal(signal.SIGALRM, _on_alarm)
+    gc.freeze()  # later collections only scan what a job allocated
 
     def read_exact(n: int):
         buf = bytearray()
@@ -260,15 +294,16 @@ def main() -> None:
 
     wire.send_frame(proto_out.write, {"ready": True, "pid": os.getpid()})
     while True:
-        child = Child()
+        child = zygote.spawn()
         job = wire.recv_frame(read_exact, 1 << 28)
         if job is None:
             break
-        result = run_job(job, child)
+        result = run_job(job, child, zygote)
         _clean_tmp()
         result["id"] = job.get("id")
         wire.send_frame(proto_out.write, result)
-    _reap(child)
+        del job, result
+        gc.collect()
 
 
 if __name__ == "__main__":

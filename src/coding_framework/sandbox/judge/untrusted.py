@@ -41,13 +41,8 @@ def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
-    keep = {0, 1, 2, sock_fd}
-    for fd in range(3, MAX_FD):
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    os.closerange(3, sock_fd)
+    os.closerange(sock_fd + 1, MAX_FD)
     sys.stdin = open(0, closefd=False)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
