@@ -127,16 +127,18 @@ def local_path(source: str | Path) -> Path:
 def hub_records(dataset: str, config: str | None, example_file: str) -> list[Record]:
     """All rows of every split of a hub dataset; a clear error when the hub cannot be reached."""
     hint = f"pass a local path to the benchmark file instead (e.g. source='data/{example_file}')"
-    offline = any(os.environ.get(v, "").lower() in _TRUTHY for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    if not offline and not _hub_reachable():
+    if any(os.environ.get(v, "").lower() in _TRUTHY for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
+        raise ProblemLoadError(
+            f"cannot fetch {dataset!r}: Hugging Face offline mode is on (HF_HUB_OFFLINE); {hint}"
+        )
+    if not _hub_reachable():
         raise ProblemLoadError(f"cannot reach the Hugging Face hub ({HUB_URL}) to fetch {dataset!r}; {hint}")
     import datasets  # heavy import, only needed for hub sources
 
     try:
         splits = datasets.load_dataset(dataset, config)
-    except Exception as exc:  # datasets raises many unrelated types for offline/missing/cache errors
-        why = "offline mode is on (HF_HUB_OFFLINE) and it is not cached" if offline else str(exc)
-        raise ProblemLoadError(f"cannot load {dataset!r} from the Hugging Face hub: {why}; {hint}") from exc
+    except Exception as exc:  # datasets raises many unrelated types for network, auth and format errors
+        raise ProblemLoadError(f"cannot load {dataset!r} from the Hugging Face hub: {exc}; {hint}") from exc
     where = f"hf:{dataset}" + (f"[{config}]" if config else "")
     return [
         Record(dict(row), f"{where}/{name}#{i}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -120,10 +121,10 @@ def mbpp_problem(record: Record, variant: MbppVariant) -> Problem:
     """Map a full (``text``, ``test_setup_code``) or sanitized (``prompt``, ``test_imports``) record."""
     task_number = record.field("task_id", int)
     text = record.field("text" if variant == "full" else "prompt").strip()
-    code = record.field("code").replace("\r\n", "\n")
+    code = _newlines(record.field("code"))
     tests = [t.strip() for t in record.field("test_list", list)]
     if variant == "full":
-        setup = record.field("test_setup_code").replace("\r\n", "\n").strip()
+        setup = _newlines(record.field("test_setup_code")).strip()
     else:
         setup = "\n".join(record.field("test_imports", list))
     code_tree, test_trees = _parse(record, code, tests)
@@ -146,11 +147,19 @@ def mbpp_problem(record: Record, variant: MbppVariant) -> Problem:
         raise ProblemLoadError(f"{record.where}: invalid problem Mbpp/{task_number}: {exc}") from exc
 
 
+def _newlines(text: str) -> str:
+    """Unix newlines: most full-set code uses CRLF, and four tasks end in a lone CR."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _parse(record: Record, code: str, tests: list[str]) -> tuple[ast.Module, list[ast.Module]]:
     if not tests or not all(isinstance(t, str) for t in tests):
         raise ProblemLoadError(f"{record.where}: 'test_list' must be a non-empty list of strings")
     try:
-        return ast.parse(code), [ast.parse(t) for t in tests]
+        with warnings.catch_warnings():
+            # Some references hold invalid escapes like "\d" in plain strings; that is not our concern here.
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            return ast.parse(code), [ast.parse(t) for t in tests]
     except SyntaxError as exc:
         raise ProblemLoadError(f"{record.where}: code or tests are not valid Python: {exc}") from exc
 
