@@ -10,10 +10,10 @@ from tests.fakes.chat import ScriptedChatModel, fenced
 
 
 async def test_state_round_trips_through_json(add_problem) -> None:
-    generator = CodeGenerator(ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")]))
+    generator = CodeGenerator(chat_model=ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")]))
     await generator.adraft(add_problem)
     dumped = json.loads(json.dumps(generator.dump_state()))
-    restored = CodeGenerator(ScriptedChatModel())
+    restored = CodeGenerator(chat_model=ScriptedChatModel())
     restored.load_state(dumped)
     assert restored.state == generator.state
     assert restored.state.calls == 1
@@ -22,7 +22,7 @@ async def test_state_round_trips_through_json(add_problem) -> None:
 def test_state_of_another_role_or_mode_is_refused() -> None:
     dumped = StaticReviewer().dump_state()
     with pytest.raises(ValueError, match="role 'reviewer'"):
-        CodeGenerator(ScriptedChatModel()).load_state(dumped)
+        CodeGenerator(chat_model=ScriptedChatModel()).load_state(dumped)
     with pytest.raises(ValueError, match="inference"):
         StaticReviewer(mode="training").load_state(dumped)
 

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from coding_framework.agents.generator import Attempt, CodeGenerator, code_from_answer, conversation
+from coding_framework.llm.base import EngineError
 from tests.fakes.chat import ScriptedChatModel, fenced, words
+from tests.fakes.engine import ScriptedEngine
 
 
 def test_fenced_full_function_is_taken(add_problem) -> None:
@@ -30,9 +34,50 @@ def test_conversation_replays_attempts_and_feedback(add_problem) -> None:
 
 async def test_generator_calls_the_model_and_tracks_usage(add_problem) -> None:
     answer = fenced("def add(a, b):\n    return a + b")
-    generator = CodeGenerator(ScriptedChatModel(answers=[answer]))
+    generator = CodeGenerator(chat_model=ScriptedChatModel(answers=[answer]))
     draft = await generator.adraft(add_problem)
     assert draft.code == "def add(a, b):\n    return a + b\n"
     assert draft.completion_tokens == words(answer) and draft.prompt_tokens > 0
     assert generator.state.calls == 1
     assert generator.state.completion_tokens == words(answer)
+
+
+async def test_training_mode_builds_one_token_exact_session(add_problem) -> None:
+    wrong, right = fenced("def add(a, b):\n    return a - b"), fenced("def add(a, b):\n    return a + b")
+    engine = ScriptedEngine([wrong, right])
+    generator = CodeGenerator(engine=engine, mode="training")
+    first = await generator.adraft(add_problem)
+    history = [Attempt(first.text, first.code, "0/3 tests passed.")]
+    second = await generator.adraft(add_problem, history, [first.record])
+
+    r1, r2 = first.record, second.record
+    assert second.code == "def add(a, b):\n    return a + b\n"
+    assert (r1["turn"], r2["turn"], r2["role"]) == (0, 1, "generator")
+    # The second prompt continues the first call's exact ids: token-in/token-out, nothing re-tokenized.
+    assert r2["prompt_ids"][: len(r1["prompt_ids"]) + len(r1["response_ids"])] == r1["prompt_ids"] + r1["response_ids"]
+    assert engine.prompts == [r1["prompt_ids"], r2["prompt_ids"]]
+    traj = second.trajectory
+    assert len(traj["ids"]) == len(traj["loss_mask"]) == len(traj["logprobs"])
+    trained = [i for i, m in enumerate(traj["loss_mask"]) if m]
+    expected = [*range(r1["start"], r1["start"] + len(r1["response_ids"])),
+                *range(r2["start"], r2["start"] + len(r2["response_ids"]))]
+    assert trained == expected
+    assert [traj["ids"][i] for i in trained] == r1["response_ids"] + r2["response_ids"]
+    assert [traj["logprobs"][i] for i in trained] == r1["logprobs"] + r2["logprobs"]
+    assert second.prompt_tokens == len(r2["prompt_ids"])
+
+
+async def test_training_replay_refuses_a_changed_history(add_problem) -> None:
+    engine = ScriptedEngine([fenced("def add(a, b):\n    return 0")] * 2)
+    generator = CodeGenerator(engine=engine, mode="training")
+    first = await generator.adraft(add_problem)
+    tampered = {**first.record, "prompt_ids": first.record["prompt_ids"][:-1]}
+    with pytest.raises(EngineError, match="session replay diverged"):
+        await generator.adraft(add_problem, [Attempt(first.text, first.code, "wrong")], [tampered])
+
+
+def test_each_mode_needs_its_backend() -> None:
+    with pytest.raises(ValueError, match="needs a chat_model"):
+        CodeGenerator()
+    with pytest.raises(ValueError, match="needs a TokenEngine"):
+        CodeGenerator(chat_model=ScriptedChatModel(), mode="training")

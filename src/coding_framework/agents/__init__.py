@@ -1,0 +1,15 @@
+"""The three roles: a Generator (LLM), an Executor (sandbox, rule-based) and a Reviewer (static or LLM)."""
+
+from coding_framework.agents.base import AgentState, BaseAgent
+from coding_framework.agents.executor import CodeExecutor
+from coding_framework.agents.factory import Agents, build_agents
+from coding_framework.agents.freeform import has_tests, problem_from_text
+from coding_framework.agents.generator import Attempt, CodeGenerator
+from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticReviewer
+from coding_framework.agents.types import Draft, Execution, Finding, Review
+
+__all__ = [
+    "AgentState", "Agents", "Attempt", "BaseAgent", "CodeExecutor", "CodeGenerator", "CodeReviewer", "Draft",
+    "Execution", "Finding", "LLMReviewer", "Review", "StaticReviewer", "build_agents", "has_tests",
+    "problem_from_text",
+]

@@ -71,11 +71,15 @@ def _failing_tests(result: Any) -> list[str]:
     return lines
 
 
+def ran_cleanly(result: Any) -> bool:
+    """Whether a testless program loaded and ran without error (the grader calls that error "NoTests")."""
+    return result.error_type in (None, _NO_TESTS) and result.status not in _LIMIT_STATUS
+
+
 def feedback_from_result(result: Any, has_tests: bool, config: ExecutorConfig) -> str:
     """A few lines a model can act on: the verdict, the first failing test, the error, some output."""
     if not has_tests:
-        # The grader reports a clean run of a testless problem as error "NoTests".
-        if result.error_type in (None, _NO_TESTS) and result.status not in _LIMIT_STATUS:
+        if ran_cleanly(result):
             head = "The code ran without errors, but the problem has no tests, so correctness was not checked."
         else:
             head = f"The code failed to run: {_error(result)}. The problem has no tests to check it against."
@@ -124,7 +128,7 @@ class CodeExecutor(BaseAgent):
             self.state.failures += 1
         return Execution(
             passed=passed,
-            status=result.status,
+            status=result.status if testable or not ran_cleanly(result) else "untested",
             has_tests=testable,
             tests_passed=result.tests_passed,
             tests_total=result.tests_total,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,8 +13,12 @@ from langchain_core.language_models import BaseChatModel
 from coding_framework.agents.base import BaseAgent
 from coding_framework.agents.chat import message_text, token_usage
 from coding_framework.agents.executor import defines
+from coding_framework.agents.replay import RecordedTurn
 from coding_framework.agents.types import Draft
 from coding_framework.config.agents import AgentMode, GeneratorConfig
+from coding_framework.config.llm import SamplingSettings
+from coding_framework.llm.base import SamplingParams, TokenEngine
+from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import extract_code, generation_messages, revision_messages
 
@@ -55,28 +60,70 @@ def code_from_answer(problem: Problem, text: str) -> str:
     return problem.completion_program(body + "\n")
 
 
+def sampling_params(settings: SamplingSettings) -> SamplingParams:
+    return SamplingParams(max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                          top_p=settings.top_p, stop=tuple(settings.stop), seed=settings.seed)
+
+
 class CodeGenerator(BaseAgent):
-    """LLM-backed. Inference mode calls a langchain chat model with the whole conversation so far."""
+    """LLM-backed; writes the first draft, then revisions from feedback.
+
+    ``inference`` mode calls ``chat_model`` with the whole conversation so far. ``training`` mode calls
+    ``engine`` token-in/token-out through one TokenSession per episode, and returns each call's record
+    (prompt ids, response ids, logprobs) plus the session's ids, loss mask and logprobs. The session is
+    rebuilt from the episode's earlier records on every call (see ``replay``), so the graph state
+    holds only plain data and a resumed episode continues the exact same token sequence.
+    """
 
     role = "generator"
 
-    def __init__(self, chat_model: BaseChatModel, config: GeneratorConfig | None = None,
-                 mode: AgentMode = "inference") -> None:
+    def __init__(self, config: GeneratorConfig | None = None, *, chat_model: BaseChatModel | None = None,
+                 engine: TokenEngine | None = None, mode: AgentMode = "inference") -> None:
         super().__init__(mode)
-        self.chat_model = chat_model
         self.config = config or GeneratorConfig()
+        if mode == "inference" and chat_model is None:
+            raise ValueError("an inference-mode CodeGenerator needs a chat_model")
+        if mode == "training" and engine is None:
+            raise ValueError("a training-mode CodeGenerator needs a TokenEngine (token ids in and out)")
+        self.chat_model = chat_model
+        self.engine = engine
+        self.params = sampling_params(self.config.sampling)
 
     async def adraft(self, problem: Problem, history: Sequence[Attempt] = (),
                      calls: Sequence[dict[str, Any]] = ()) -> Draft:
-        """Write the next draft. ``history`` holds the earlier rounds of this episode."""
+        """Write the next draft. ``history`` holds the earlier rounds; ``calls`` their training records."""
+        if self.mode == "training":
+            draft = await self._draft_in_session(problem, history, calls)
+        else:
+            draft = await self._draft_with_chat_model(problem, history)
+        self.state.calls += 1
+        self.state.prompt_tokens += draft.prompt_tokens
+        self.state.completion_tokens += draft.completion_tokens
+        return draft
+
+    async def _draft_with_chat_model(self, problem: Problem, history: Sequence[Attempt]) -> Draft:
+        assert self.chat_model is not None
         answer = await self.chat_model.ainvoke(conversation(problem, history))
         text = message_text(answer)
         prompt_tokens, completion_tokens = token_usage(answer)
-        self._count(prompt_tokens, completion_tokens)
         return Draft(code=code_from_answer(problem, text), text=text, prompt_tokens=prompt_tokens,
                      completion_tokens=completion_tokens)
 
-    def _count(self, prompt_tokens: int, completion_tokens: int) -> None:
-        self.state.calls += 1
-        self.state.prompt_tokens += prompt_tokens
-        self.state.completion_tokens += completion_tokens
+    async def _draft_in_session(self, problem: Problem, history: Sequence[Attempt],
+                                calls: Sequence[dict[str, Any]]) -> Draft:
+        assert self.engine is not None
+        if len(calls) != len(history):
+            raise ValueError(f"{len(history)} earlier rounds but {len(calls)} call records: the episode state is "
+                             "inconsistent (was it started in inference mode?)")
+        session = TokenSession(self.engine.tokenizer)
+        session.add_messages(generation_messages(problem))
+        for attempt, record in zip(history, calls, strict=True):
+            session.generate(RecordedTurn(record, self.engine.tokenizer), self.params, role=self.role,
+                             turn=record["turn"])
+            session.add_messages(revision_messages(problem, attempt.code, attempt.feedback))
+        generation = await session.agenerate(self.engine, self.params, role=self.role, turn=len(history))
+        record = dataclasses.asdict(session.calls[-1])
+        trajectory = {"ids": session.ids, "loss_mask": session.loss_mask, "logprobs": session.logprobs}
+        return Draft(code=code_from_answer(problem, generation.text), text=generation.text,
+                     prompt_tokens=len(record["prompt_ids"]), completion_tokens=len(record["response_ids"]),
+                     record=record, trajectory=trajectory)

@@ -21,7 +21,10 @@ class Draft(_Frozen):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     record: dict[str, Any] | None = Field(
-        None, description="Training mode: the token-level record of this call (ids, logprobs, mask)."
+        None, description="Training mode: this call's record (prompt ids, response ids, logprobs, ...)."
+    )
+    trajectory: dict[str, list[Any]] | None = Field(
+        None, description="Training mode: the episode's session so far as `ids`, `loss_mask`, `logprobs`."
     )
 
     @property
@@ -37,7 +40,8 @@ class Execution(_Frozen):
     """
 
     passed: bool
-    status: str = Field(description="The grader status: passed, failed, error, timeout, memory or crashed.")
+    status: str = Field(description="The grader's status (passed, failed, error, timeout, memory, crashed), or "
+                        "`untested`: a problem without tests whose code ran cleanly.")
     has_tests: bool
     tests_passed: int = 0
     tests_total: int = 0

@@ -6,18 +6,15 @@ from typing import Literal
 
 from pydantic import Field
 
+from coding_framework.config.llm import SamplingSettings
 from coding_framework.config.loader import StrictModel
 
 AgentMode = Literal["training", "inference"]
 ReviewerBackend = Literal["static", "llm", "none"]
 
 
-class SamplingConfig(StrictModel):
-    """Sampling for one LLM-backed role."""
-
-    max_new_tokens: int = Field(512, ge=1, le=32_768, description="Most tokens one call may generate.")
-    temperature: float = Field(0.2, ge=0, description="0 is greedy decoding.")
-    top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling mass.")
+def _sampling(max_new_tokens: int) -> SamplingSettings:
+    return SamplingSettings(max_new_tokens=max_new_tokens, temperature=0.2, top_p=0.95)
 
 
 class GeneratorConfig(StrictModel):
@@ -27,7 +24,7 @@ class GeneratorConfig(StrictModel):
         None, description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
         "null uses `agents.model`."
     )
-    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    sampling: SamplingSettings = Field(default_factory=lambda: _sampling(512))
 
 
 class ExecutorConfig(StrictModel):
@@ -51,7 +48,7 @@ class ReviewerConfig(StrictModel):
 
     backend: ReviewerBackend = "static"
     model: str | None = Field(None, description="Backend spec for `backend: llm`; null uses `agents.model`.")
-    sampling: SamplingConfig = Field(default_factory=lambda: SamplingConfig(max_new_tokens=256))
+    sampling: SamplingSettings = Field(default_factory=lambda: _sampling(256))
     lint_select: list[str] = Field(
         default_factory=lambda: ["E9", "F", "B", "W6", "PLE", "SIM"],
         description="ruff rule prefixes the static reviewer reports (ruff `--select`).",

@@ -19,7 +19,8 @@ class GraphConfig(StrictModel):
 
     An episode stops after the first draft that passes every test, after `max_rounds` drafts, or once
     the LLM calls of the episode have used `max_tokens` tokens (prompt + completion, as the backend
-    reports them), whichever comes first.
+    reports them), whichever comes first. A free-text problem has no tests, so it can never pass: it
+    stops at its first draft that runs without error (stop reason `untested`).
     """
 
     max_rounds: int = Field(3, ge=1, le=50, description="Most drafts (Generator calls) per episode.")
@@ -29,7 +30,7 @@ class GraphConfig(StrictModel):
     review: ReviewPolicy = Field(
         "on_failure",
         description="`on_failure`: review drafts that fail, before revising; `always`: also review the final "
-        "passing draft (recorded, then stop); `never`: revise from the Executor's feedback alone.",
+        "passing (or untested) draft, recorded, then stop; `never`: revise from the Executor's feedback alone.",
     )
     checkpoint_db: Path | None = Field(
         None, description="SQLite file for LangGraph checkpoints (resume and inspect runs); null keeps none."

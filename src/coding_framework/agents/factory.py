@@ -1,0 +1,63 @@
+"""Build the three agents from `AgentsConfig`, sharing one engine per backend spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from coding_framework.agents.executor import AsyncGrader, CodeExecutor
+from coding_framework.agents.generator import CodeGenerator
+from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticReviewer
+from coding_framework.config.agents import AgentMode, AgentsConfig
+from coding_framework.config.llm import LLMConfig, SamplingSettings
+from coding_framework.llm.base import TokenEngine
+from coding_framework.llm.factory import build_chat_model, build_engine
+
+
+@dataclass
+class Agents:
+    """The roles one workflow runs; ``reviewer`` is None when the config turns reviewing off."""
+
+    generator: CodeGenerator
+    executor: CodeExecutor
+    reviewer: CodeReviewer | None
+
+
+class EngineCache:
+    """One engine per backend spec, so a Generator and an LLM Reviewer on the same model share its weights."""
+
+    def __init__(self, known: dict[str, TokenEngine] | None = None) -> None:
+        self._engines = dict(known or {})
+
+    def get(self, spec: str) -> TokenEngine:
+        if spec not in self._engines:
+            self._engines[spec] = build_engine(spec)
+        return self._engines[spec]
+
+    def chat_model(self, spec: str, sampling: SamplingSettings) -> BaseChatModel:
+        return build_chat_model(LLMConfig.from_spec(spec, sampling=sampling), engine=self.get(spec))
+
+
+def build_agents(config: AgentsConfig, grader: AsyncGrader, *, mode: AgentMode = "inference",
+                 chat_model: BaseChatModel | None = None, engine: TokenEngine | None = None,
+                 reviewer_model: BaseChatModel | None = None) -> Agents:
+    """The agents ``config`` describes.
+
+    Backends come from the config's specs unless given: ``chat_model`` (inference Generator), ``engine``
+    (training Generator, also shared with a Reviewer on the same spec) and ``reviewer_model``.
+    """
+    gen_spec = config.generator_model()
+    engines = EngineCache({gen_spec: engine} if engine is not None else None)
+    if mode == "training":
+        generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec), mode="training")
+    else:
+        chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling)
+        generator = CodeGenerator(config.generator, chat_model=chat, mode="inference")
+    reviewer: CodeReviewer | None = None
+    if config.reviewer.backend == "static":
+        reviewer = StaticReviewer(config.reviewer, mode=mode)
+    elif config.reviewer.backend == "llm":
+        model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
+        reviewer = LLMReviewer(model, config.reviewer, mode=mode)
+    return Agents(generator=generator, executor=CodeExecutor(grader, config.executor, mode=mode), reviewer=reviewer)
