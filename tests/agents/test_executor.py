@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.agents.executor import CodeExecutor, assemble_program, feedback_from_result
+from coding_framework.agents.executor import (
+    NO_CODE,
+    CodeExecutor,
+    assemble_program,
+    completion_for,
+    feedback_from_result,
+)
 from coding_framework.agents.freeform import problem_from_text
 from coding_framework.config.agents import ExecutorConfig
 from coding_framework.grading import ExecutionResult
@@ -61,10 +67,22 @@ def test_feedback_without_tests_never_claims_success() -> None:
 def test_assemble_keeps_prompt_context_and_replaces_the_stub(stub_problem) -> None:
     full = "def double_all(xs):\n    return [helper(x) for x in xs]\n"
     program = assemble_program(stub_problem, full)
-    assert program.startswith("from typing import List")
-    assert program.rstrip().endswith("return [helper(x) for x in xs]")
+    assert program == stub_problem.prompt + "\n" + full
     body = "    return [x * 2 for x in xs]\n"
     assert assemble_program(stub_problem, body) == stub_problem.prompt + body
+    assert stub_problem.completion_program(completion_for(stub_problem, full)) == program
+
+
+def test_a_stub_without_docstring_gets_a_body_before_the_new_function(stub_problem) -> None:
+    bare = stub_problem.model_copy(update={"prompt": "import math\n\n\ndef double_all(xs):\n"})
+    program = assemble_program(bare, "def double_all(xs):\n    return xs\n")
+    assert program == "import math\n\n\ndef double_all(xs):\n    pass\n\ndef double_all(xs):\n    return xs\n"
+    assert bare.completion_program(completion_for(bare, "def double_all(xs):\n    return xs\n")) == program
+
+
+def test_statement_problems_grade_the_code_itself(add_problem) -> None:
+    code = "def add(a, b):\n    return a + b\n"
+    assert assemble_program(add_problem, code) == code == completion_for(add_problem, code)
 
 
 async def test_executor_grades_full_functions_and_bodies(stub_problem) -> None:
@@ -85,3 +103,10 @@ async def test_free_text_code_runs_but_never_passes() -> None:
     assert result.passed is False
     assert result.has_tests is False
     assert "no tests" in result.feedback
+
+
+async def test_an_answer_without_code_is_not_graded(add_problem) -> None:
+    grader = InProcessGrader()
+    result = await CodeExecutor(grader).aexecute(add_problem, "  \n")
+    assert (result.passed, result.status, result.feedback) == (False, "error", NO_CODE)
+    assert grader.programs == []

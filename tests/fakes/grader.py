@@ -60,5 +60,8 @@ class InProcessGrader:
                                message=str(exc))
         return TestOutcome(index=index, source=source, passed=True)
 
+    def grade_many(self, items: list[tuple[Problem, str]], progress: bool | str = False) -> list[ExecutionResult]:
+        return [self.grade(problem, program) for problem, program in items]
+
     async def agrade(self, problem: Problem, program: str) -> ExecutionResult:
         return self.grade(problem, program)

