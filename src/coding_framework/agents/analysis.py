@@ -81,10 +81,12 @@ def complexity_findings(code: str, max_branches: int, max_nesting: int, max_leng
     return findings
 
 
+# Resolved once: a PATH lookup stats files, which must not happen on a serving event loop.
+_RUFF = [exe] if (exe := shutil.which("ruff")) else [sys.executable, "-m", "ruff"]
+
+
 def _ruff_command(select: Sequence[str]) -> list[str]:
-    exe = shutil.which("ruff")
-    base = [exe] if exe else [sys.executable, "-m", "ruff"]
-    return [*base, "check", "--isolated", "--no-cache", "--output-format", "json",
+    return [*_RUFF, "check", "--isolated", "--no-cache", "--output-format", "json",
             "--select", ",".join(select), "--stdin-filename", "candidate.py", "-"]
 
 

@@ -27,8 +27,11 @@ class Agents:
 class EngineCache:
     """One engine per backend spec, so a Generator and an LLM Reviewer on the same model share its weights."""
 
-    def __init__(self, known: dict[str, TokenEngine] | None = None) -> None:
-        self._engines = dict(known or {})
+    def __init__(self) -> None:
+        self._engines: dict[str, TokenEngine] = {}
+
+    def add(self, spec: str, engine: TokenEngine) -> None:
+        self._engines[spec] = engine
 
     def get(self, spec: str) -> TokenEngine:
         if spec not in self._engines:
@@ -41,14 +44,17 @@ class EngineCache:
 
 def build_agents(config: AgentsConfig, grader: AsyncGrader, *, mode: AgentMode = "inference",
                  chat_model: BaseChatModel | None = None, engine: TokenEngine | None = None,
-                 reviewer_model: BaseChatModel | None = None) -> Agents:
+                 reviewer_model: BaseChatModel | None = None, engines: EngineCache | None = None) -> Agents:
     """The agents ``config`` describes.
 
     Backends come from the config's specs unless given: ``chat_model`` (inference Generator), ``engine``
-    (training Generator, also shared with a Reviewer on the same spec) and ``reviewer_model``.
+    (training Generator, also shared with a Reviewer on the same spec) and ``reviewer_model``. Engines
+    built from specs come from ``engines`` (pass one cache to several builds to share model weights).
     """
     gen_spec = config.generator_model()
-    engines = EngineCache({gen_spec: engine} if engine is not None else None)
+    engines = engines if engines is not None else EngineCache()
+    if engine is not None:
+        engines.add(gen_spec, engine)
     if mode == "training":
         generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec), mode="training")
     else:

@@ -8,7 +8,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from coding_framework.agents.executor import AsyncGrader
-from coding_framework.agents.factory import Agents, build_agents
+from coding_framework.agents.factory import Agents, EngineCache, build_agents
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.grading import Grader
 from coding_framework.graphs.nodes import make_nodes
@@ -46,7 +46,8 @@ def build_graph(agents: Agents, config: GraphConfig, *, checkpointer: BaseCheckp
 
 def build_inference_graph(config: WorkflowConfig | None = None, *, grader: AsyncGrader | None = None,
                           chat_model: BaseChatModel | None = None, reviewer_model: BaseChatModel | None = None,
-                          checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+                          checkpointer: BaseCheckpointSaver | None = None,
+                          engines: EngineCache | None = None) -> CompiledStateGraph:
     """The workflow with a chat-model Generator. Backends not given are built from ``config``.
 
     A Grader built here (``grader=None``) starts its sandbox workers on first use and lives as long as
@@ -54,13 +55,14 @@ def build_inference_graph(config: WorkflowConfig | None = None, *, grader: Async
     """
     config = config or WorkflowConfig()
     agents = build_agents(config.agents, grader or Grader(config.sandbox), mode="inference",
-                          chat_model=chat_model, reviewer_model=reviewer_model)
+                          chat_model=chat_model, reviewer_model=reviewer_model, engines=engines)
     return build_graph(agents, config.graph, checkpointer=checkpointer, name="coding_inference")
 
 
 def build_training_graph(config: WorkflowConfig | None = None, *, grader: AsyncGrader | None = None,
                          engine: TokenEngine | None = None, reviewer_model: BaseChatModel | None = None,
-                         checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+                         checkpointer: BaseCheckpointSaver | None = None,
+                         engines: EngineCache | None = None) -> CompiledStateGraph:
     """The same topology with every Generator call going through the episode's TokenSession.
 
     The final state's ``calls`` (one record per Generator call) and ``trajectory`` (the session's ids,
@@ -68,5 +70,5 @@ def build_training_graph(config: WorkflowConfig | None = None, *, grader: AsyncG
     """
     config = config or WorkflowConfig()
     agents = build_agents(config.agents, grader or Grader(config.sandbox), mode="training", engine=engine,
-                          reviewer_model=reviewer_model)
+                          reviewer_model=reviewer_model, engines=engines)
     return build_graph(agents, config.graph, checkpointer=checkpointer, name="coding_training")
