@@ -113,11 +113,12 @@ class Sandbox:
         """Run all jobs concurrently; results come back in input order."""
         if not progress:
             return list(self._executor.map(self.run, jobs))
+        from rich.console import Console
         from rich.progress import Progress
 
         results: list[ExecutionResult | None] = [None] * len(jobs)
         label = progress if isinstance(progress, str) else "executing"
-        with Progress(transient=False) as bar:
+        with Progress(console=Console(stderr=True), transient=False) as bar:
             task = bar.add_task(label, total=len(jobs))
             futures = {self._executor.submit(self.run, job): i for i, job in enumerate(jobs)}
             for fut in _as_completed(futures):

@@ -72,8 +72,17 @@ class Child:
         return reply
 
     def call(self, name: str, args: tuple, kwargs: dict):
+        return self._roundtrip({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
+
+    def handle_op(self, hid: int, kind: str, **fields):
+        """Forwarded operations on a RemoteHandle (see wire.RemoteHandle)."""
+        if kind not in ("getattr", "setattr", "call", "bool", "len", "iter", "str"):
+            raise TypeError(f"unsupported operation {kind!r} on a submission object")
+        return self._roundtrip({"op": "handle", "kind": kind, "hid": hid, **fields})
+
+    def _roundtrip(self, msg: dict):
         try:
-            msg = {"op": "call", "name": name, "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs)}
+            msg = {k: wire.encode(v) if k in ("args", "kwargs", "value") else v for k, v in msg.items()}
         except wire.WireError as exc:
             raise TypeError(str(exc)) from None
         start = time.perf_counter()
@@ -86,7 +95,7 @@ class Child:
                 raise SubmissionGone("MemoryError")
             raise (exc_type or SubmissionError)(f"{message}" if exc_type else f"{etype}: {message}")
         try:
-            return wire.decode(reply.get("value"), lambda hid, n: wire.RemoteHandle(hid, str(n)))
+            return wire.decode(reply.get("value"), lambda hid, n: wire.RemoteHandle(hid, str(n), self))
         except (wire.WireError, RecursionError) as exc:
             raise TypeError(f"unusable return value: {exc}") from None
 

@@ -63,19 +63,34 @@ def _error(exc: BaseException) -> dict:
     return {"error": [type(exc).__name__, str(exc)[:2000], "".join(tb)[-2000:]]}
 
 
+_HANDLE_OPS = {
+    "getattr": lambda obj, m, dec: getattr(obj, m["name"]),
+    "setattr": lambda obj, m, dec: setattr(obj, m["name"], dec(m["value"])),
+    "call": lambda obj, m, dec: obj(*dec(m["args"]), **dec(m["kwargs"])),
+    "bool": lambda obj, m, dec: bool(obj),
+    "len": lambda obj, m, dec: len(obj),
+    "iter": lambda obj, m, dec: list(obj),
+    "str": lambda obj, m, dec: str(obj),
+}
+
+
 def _call(ns: dict, handles: list, msg: dict) -> dict:
     def resolve(hid: int, _name: str):
         if not 0 <= hid < len(handles):
             raise wire.WireError(f"unknown handle {hid}")
         return handles[hid]
 
-    name = msg["name"]
-    if name not in ns:
-        return {"error": ["NameError", f"name {name!r} is not defined by the submission", ""]}
-    args = wire.decode(msg["args"], resolve)
-    kwargs = wire.decode(msg["kwargs"], resolve)
+    def dec(data):
+        return wire.decode(data, resolve)
+
     start = time.perf_counter()
-    value = ns[name](*args, **kwargs)
+    if msg.get("op") == "handle":
+        value = _HANDLE_OPS[msg["kind"]](resolve(msg["hid"], ""), msg, dec)
+    else:
+        name = msg["name"]
+        if name not in ns:
+            return {"error": ["NameError", f"name {name!r} is not defined by the submission", ""]}
+        value = ns[name](*dec(msg["args"]), **dec(msg["kwargs"]))
     elapsed = time.perf_counter() - start
     return {"value": wire.encode(value, handles), "t": elapsed}
 

@@ -26,20 +26,65 @@ class WireError(Exception):
 
 
 class RemoteHandle:
-    """An object that lives in the untrusted process; usable only as an argument to later calls."""
+    """An object that lives in the untrusted process.
 
-    __slots__ = ("hid", "type_name")
+    Attribute access, calls, truth value, length, iteration and ``str`` are forwarded to the untrusted
+    process and come back as plain values (or further handles): each is equivalent to the submission
+    having returned that plain value in the first place. Equality is never forwarded: two handles are
+    equal only when they name the same remote object, so no submission code decides a comparison.
+    """
 
-    def __init__(self, hid: int, type_name: str) -> None:
-        self.hid = hid
-        self.type_name = type_name
+    __slots__ = ("_ops", "hid", "type_name")
+
+    def __init__(self, hid: int, type_name: str, ops=None) -> None:
+        object.__setattr__(self, "hid", hid)
+        object.__setattr__(self, "type_name", type_name)
+        object.__setattr__(self, "_ops", ops)
+
+    def _op(self, kind: str, **fields):
+        if self._ops is None:
+            raise TypeError(f"a {self.type_name} returned by the submission cannot be used here")
+        return self._ops.handle_op(self.hid, kind, **fields)
 
     def __repr__(self) -> str:
         return f"<remote {self.type_name} #{self.hid}>"
 
+    def __eq__(self, other):
+        if type(other) is RemoteHandle:
+            return other._ops is self._ops and other.hid == self.hid
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((id(self._ops), self.hid))
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._op("getattr", name=name)
+
+    def __setattr__(self, name: str, value) -> None:
+        self._op("setattr", name=name, value=value)
+
+    def __call__(self, *args, **kwargs):
+        return self._op("call", args=list(args), kwargs=kwargs)
+
     def __bool__(self) -> bool:
-        # An opaque object must not satisfy `assert candidate(x)` just by existing.
-        raise TypeError(f"a {self.type_name} returned by the submission has no plain value to test")
+        return self._op("bool") is True
+
+    def __len__(self) -> int:
+        return self._op("len")
+
+    def __iter__(self):
+        return iter(self._op("iter"))
+
+    def __str__(self) -> str:
+        return self._op("str")
+
+
+_BUILTIN_TYPES = {
+    t.__name__: t for t in (int, float, str, bool, list, tuple, dict, set, frozenset, bytes, bytearray,
+                            complex, type(None), object, range)
+}
 
 
 def encode(value, handles=None, depth=0):
@@ -53,6 +98,8 @@ def encode(value, handles=None, depth=0):
         return {"F": repr(value)} if value != value or value in (float("inf"), float("-inf")) else value
     if t is RemoteHandle:
         return {"H": value.hid}
+    if t is type and _BUILTIN_TYPES.get(value.__name__) is value:
+        return {"TY": value.__name__}
     if isinstance(value, (bool, int)):
         return int.__index__(value) if not isinstance(value, bool) else bool(value)
     if isinstance(value, float):
@@ -124,6 +171,8 @@ def _decode_tagged(tag, body, data, resolve, depth):
         return complex(re_, im)
     if tag == "R" and type(body) is list and len(body) == 3 and all(type(x) is int for x in body):
         return range(*body)
+    if tag == "TY" and type(body) is str and body in _BUILTIN_TYPES:
+        return _BUILTIN_TYPES[body]
     if tag == "I" and type(body) is list:
         return iter([decode(v, resolve, depth + 1) for v in body])
     if tag == "H" and type(body) is int:

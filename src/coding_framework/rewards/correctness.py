@@ -1,0 +1,23 @@
+"""Correctness from the grader: 1 only on positive confirmation of every test, or the share passed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coding_framework.grading import ExecutionResult
+from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
+
+
+class CorrectnessReward(BaseRewardFunction):
+    """``binary``: 1.0 if every test passed, else 0.0. ``fraction``: tests passed / tests counted."""
+
+    name = "correctness"
+
+    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+        results = list(results) if results is not None else self.execute(items)
+        outs = []
+        for res in results:
+            raw = float(res.passed) if self.config.correctness_mode == "binary" else res.pass_fraction
+            outs.append(RewardOutput(value=clip(raw, self.config.clip), raw=raw,
+                                     details={"status": res.status, "summary": res.summary}))
+        return outs
