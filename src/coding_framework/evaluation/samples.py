@@ -83,6 +83,16 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
     return samples
 
 
+def canonical_samples(problems: Sequence[Problem]) -> list[Sample]:
+    """Every reference solution as a sample (completions relative to the prompt where the prompt is code)."""
+    out = []
+    for p in problems:
+        for solution in p.solutions:
+            completion = solution[len(p.prompt):] if p.prompt_is_code and solution.startswith(p.prompt) else solution
+            out.append(Sample(len(out) + 1, p.task_id, completion))
+    return out
+
+
 def grade_samples(samples: Sequence[Sample], problems: Sequence[Problem], grader: Grader,
                   progress: bool = True) -> list[ExecutionResult]:
     by_id = {p.task_id: p for p in problems}
