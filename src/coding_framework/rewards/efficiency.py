@@ -1,4 +1,4 @@
-"""Efficiency: time spent inside the submission's calls, against the reference solution's, both in the sandbox."""
+"""Efficiency: CPU time of the submission's process against the reference solution's, both measured in the sandbox."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from coding_framework.grading import ExecutionResult
 from coding_framework.problems.model import Problem
 from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
 
-# Below this, call time is IPC overhead and timer noise, not the algorithm: both sides count as equal.
-MIN_TIME_S = 2e-3
+# Below this, CPU time is loading and accounting granularity, not the algorithm: both sides count as equal.
+MIN_TIME_S = 5e-3
 
 
 class EfficiencyReward(BaseRewardFunction):
@@ -35,7 +35,7 @@ class EfficiencyReward(BaseRewardFunction):
             timings: dict[str, list[float]] = {}
             for (p, _), res in zip(todo, self.grader.grade_many(todo), strict=True):
                 if res.passed:
-                    timings.setdefault(p.task_id, []).append(res.call_time_s)
+                    timings.setdefault(p.task_id, []).append(res.cpu_time_s)
             with self._lock:
                 for task_id in missing:
                     self._reference[task_id] = min(timings[task_id]) if task_id in timings else None
@@ -52,8 +52,8 @@ class EfficiencyReward(BaseRewardFunction):
                 reason = "program failed" if not res.passed else "no passing reference solution"
                 outs.append(RewardOutput(value=0.0, raw=math.nan, details={"reason": reason}))
                 continue
-            ratio = max(res.call_time_s, MIN_TIME_S) / max(ref, MIN_TIME_S)
+            ratio = max(res.cpu_time_s, MIN_TIME_S) / max(ref, MIN_TIME_S)
             value = 1.0 - 2.0 * max(math.log(ratio), 0.0) / log_max
             outs.append(RewardOutput(value=clip(value, self.config.clip), raw=ratio,
-                                     details={"candidate_s": res.call_time_s, "reference_s": ref}))
+                                     details={"candidate_cpu_s": res.cpu_time_s, "reference_cpu_s": ref}))
         return outs

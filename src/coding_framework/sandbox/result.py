@@ -36,7 +36,8 @@ class ExecutionResult(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     duration_s: float = 0.0
-    call_time_s: float = 0.0
+    call_time_s: float = Field(0.0, description="Wall time of the round trips into the submission (judge clock).")
+    cpu_time_s: float = Field(0.0, description="CPU time of the untrusted process, from the kernel (wait4).")
     timed_out: bool = False
     memory_exceeded: bool = False
     isolation: dict[str, Any] = Field(default_factory=dict)
@@ -81,6 +82,7 @@ def from_judge(raw: dict, isolation: dict[str, Any]) -> ExecutionResult:
         stdout=raw.get("stdout", ""), stderr=raw.get("stderr", ""),
         stdout_truncated=raw.get("stdout_truncated", False), stderr_truncated=raw.get("stderr_truncated", False),
         duration_s=raw.get("duration_s", 0.0), call_time_s=raw.get("call_time_s", 0.0),
+        cpu_time_s=raw.get("cpu_time_s", 0.0),
         isolation={**isolation, "seccomp": raw.get("seccomp", False)},
     )
     sig = raw.get("signal")

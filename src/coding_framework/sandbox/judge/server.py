@@ -174,6 +174,7 @@ class Zygote:
     """A clean process, started before any job, that forks the untrusted children and reaps them."""
 
     _PID = struct.Struct(">i")
+    _STATUS = struct.Struct(">id")
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
@@ -191,16 +192,19 @@ class Zygote:
             raise RuntimeError("zygote failed to spawn a child")
         return Child(self._PID.unpack(msg)[0], socket.socket(fileno=fds[0]))
 
-    def finish(self, child: Child) -> int:
-        """Kill the child's whole session if it still runs; return its wait status."""
+    def finish(self, child: Child) -> tuple[int, float]:
+        """Kill the child's whole session if it still runs; return its wait status and CPU seconds.
+
+        The CPU time comes from the kernel (wait4), so the submission cannot misreport it.
+        """
         self.sock.sendall(b"K" + self._PID.pack(child.pid))
         data = b""
-        while len(data) < self._PID.size:
-            chunk = self.sock.recv(self._PID.size - len(data))
+        while len(data) < self._STATUS.size:
+            chunk = self.sock.recv(self._STATUS.size - len(data))
             if not chunk:
                 raise RuntimeError("zygote exited")
             data += chunk
-        return self._PID.unpack(data)[0]
+        return self._STATUS.unpack(data)
 
 
 def _zygote_main(sock: socket.socket) -> None:
@@ -223,14 +227,14 @@ def _zygote_main(sock: socket.socket) -> None:
             ours.close()
         elif op == b"K":
             (pid,) = pid_fmt.unpack(sock.recv(pid_fmt.size, socket.MSG_WAITALL))
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if done == 0:
                 try:
                     os.killpg(pid, signal.SIGKILL)
                 except OSError:
                     os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-            sock.sendall(pid_fmt.pack(status))
+                _, status, usage = os.wait4(pid, 0)
+            sock.sendall(Zygote._STATUS.pack(status, usage.ru_utime + usage.ru_stime))
         else:
             os._exit(0)
 
@@ -262,7 +266,7 @@ def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
     out["duration_s"] = time.perf_counter() - start
     out["call_time_s"] = child.call_time
     child.sock.close()
-    status = zygote.finish(child)
+    status, out["cpu_time_s"] = zygote.finish(child)
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
         out["signal"] = signal.Signals(os.WTERMSIG(status)).name
     out.update(_collect_output(workdir, limits["output_bytes"]))

@@ -1,0 +1,3 @@
+from coding_framework.cli.main import app
+
+app()
