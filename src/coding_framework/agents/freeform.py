@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 
@@ -35,8 +36,13 @@ def problem_from_text(text: str, entry_point: str | None = None) -> Problem:
 
 def has_tests(problem: Problem) -> bool:
     """Whether the problem's test code holds at least one real assertion (what the grader counts as a test)."""
+    return _asserts_in(problem.test_code)
+
+
+@functools.lru_cache(maxsize=4096)
+def _asserts_in(test_code: str) -> bool:
     try:
-        tree = ast.parse(problem.test_code)
+        tree = ast.parse(test_code)
     except SyntaxError:
         return True  # broken tests are the grader's to report, not a reason to call the problem testless
     return any(isinstance(n, ast.Assert) and not isinstance(n.test, ast.Constant) for n in ast.walk(tree))

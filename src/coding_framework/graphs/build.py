@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -22,24 +25,34 @@ def recursion_limit(config: GraphConfig) -> int:
     return 4 * config.max_rounds + 4
 
 
+def routing_config(agents: Agents, config: GraphConfig) -> GraphConfig:
+    """``config`` as routing applies it: without a reviewer, failing drafts go straight to revise."""
+    if agents.reviewer is None and config.review != "never":
+        return config.model_copy(update={"review": "never"})
+    return config
+
+
+def add_workflow(graph: StateGraph, nodes: Mapping[str, Any], has_reviewer: bool,
+                 route_execute: Callable[[Any], str], route_review: Callable[[Any], str]) -> None:
+    """The topology shared by the single-episode and batched graphs, from `generate` on."""
+    for name in (GENERATE, EXECUTE, REVISE, *((REVIEW,) if has_reviewer else ())):
+        graph.add_node(name, nodes[name])
+    graph.add_edge(GENERATE, EXECUTE)
+    graph.add_conditional_edges(EXECUTE, route_execute, [REVIEW, REVISE, END] if has_reviewer else [REVISE, END])
+    if has_reviewer:
+        graph.add_conditional_edges(REVIEW, route_review, [REVISE, END])
+    graph.add_edge(REVISE, GENERATE)
+
+
 def build_graph(agents: Agents, config: GraphConfig, *, checkpointer: BaseCheckpointSaver | None = None,
                 name: str = "coding_workflow") -> CompiledStateGraph:
-    """Compile the workflow over ``agents``. Without a reviewer, routing goes straight to revise."""
-    if agents.reviewer is None and config.review != "never":
-        config = config.model_copy(update={"review": "never"})
-    nodes = make_nodes(agents, config)
+    """Compile the workflow for one episode per invocation over ``agents``."""
+    config = routing_config(agents, config)
     graph = StateGraph(EpisodeState)
-    for node in (GENERATE, EXECUTE, REVIEW, REVISE):
-        if node != REVIEW or agents.reviewer is not None:
-            graph.add_node(node, nodes[node])
-    graph.add_edge(START, GENERATE)
-    graph.add_edge(GENERATE, EXECUTE)
-    execute_targets = [REVISE, END] if agents.reviewer is None else [REVIEW, REVISE, END]
     # A closure, not functools.partial: LangGraph would inject its RunnableConfig into a `config` keyword.
-    graph.add_conditional_edges(EXECUTE, lambda state: after_execute(state, config), execute_targets)
-    if agents.reviewer is not None:
-        graph.add_conditional_edges(REVIEW, after_review, [REVISE, END])
-    graph.add_edge(REVISE, GENERATE)
+    add_workflow(graph, make_nodes(agents, config), agents.reviewer is not None,
+                 lambda state: after_execute(state, config), after_review)
+    graph.add_edge(START, GENERATE)
     compiled = graph.compile(checkpointer=checkpointer, name=name)
     return compiled.with_config(recursion_limit=recursion_limit(config))
 

@@ -14,7 +14,7 @@ from coding_framework.graphs.routing import stop_reason
 from coding_framework.graphs.state import EpisodeState, RoundRecord
 from coding_framework.problems import Problem
 
-Node = Callable[[EpisodeState], Awaitable[dict[str, Any]]]
+Node = Callable[[EpisodeState], Awaitable[dict[str, Any]] | dict[str, Any]]
 
 
 def problem_of(state: EpisodeState) -> Problem:
@@ -83,7 +83,7 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
                                                 state.get("tokens_used", 0) + rv.tokens, config)
         return update
 
-    async def revise(state: EpisodeState) -> dict[str, Any]:
+    def revise(state: EpisodeState) -> dict[str, Any]:  # pure: sync, so no task or thread is spent on it
         record = state["rounds"][-1]
         return {"rounds": [{"round": record["round"], "feedback": compose_feedback(record)}]}
 

@@ -1,0 +1,159 @@
+"""Orchestration overhead: the LangGraph workflow vs the same loop written as plain Python.
+
+Reproduce:  .venv/bin/python benchmarks/orchestration_overhead.py --episodes 2000 --concurrency 64 --repeats 5
+
+Every episode takes two rounds (a wrong draft, a review, a right draft) with a zero-latency deterministic
+chat model, an in-process grader that answers instantly and a constant reviewer, so only orchestration
+is measured: the agents, prompts, feedback and round records are the same in every variant, and each
+variant's final states are checked equal to the plain loop's. Variants:
+
+- ``plain``: the generate/execute/review/revise loop as plain async Python (the anchor);
+- ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer;
+- ``batched``: LangGraph invocations over batches of episodes (`build_batched_graph`), no checkpointer.
+
+Reported: episodes/s of each and the ratio to ``plain`` measured in the same run (best of ``--repeats``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
+
+from tests.fakes.chat import ScriptedChatModel, fenced
+
+from coding_framework.agents.executor import CodeExecutor
+from coding_framework.agents.factory import Agents
+from coding_framework.agents.generator import Attempt, CodeGenerator
+from coding_framework.agents.reviewer import CodeReviewer
+from coding_framework.agents.types import Execution, Review
+from coding_framework.config.graph import GraphConfig
+from coding_framework.grading import ExecutionResult
+from coding_framework.graphs import build_batched_graph, build_graph
+from coding_framework.graphs.routing import stop_reason
+from coding_framework.problems import Problem
+
+PROBLEM = Problem(task_id="bench/add", prompt="Write add(a, b).", entry_point="add", prompt_is_code=False,
+                  test_code="assert add(1, 2) == 3\nassert add(2, 2) == 4\n")
+WRONG, RIGHT = fenced("def add(a, b):\n    return a - b"), fenced("def add(a, b):\n    return a + b")
+PASS = ExecutionResult(passed=True, status="passed", tests_passed=2, tests_total=2)
+FAIL = ExecutionResult(passed=False, status="failed", tests_passed=0, tests_total=2)
+
+
+class InstantGrader:
+    """Passes exactly the programs that add: no sandbox, no I/O."""
+
+    async def agrade(self, problem: Problem, program: str) -> ExecutionResult:
+        return PASS if "a + b" in program else FAIL
+
+
+class ConstantReviewer(CodeReviewer):
+    async def areview(self, problem: Problem, code: str, execution: Execution) -> Review:
+        return Review(source="static", text="Static review: it subtracts.")
+
+
+def make_agents() -> Agents:
+    # The first answer of a conversation (two messages: system + user) is wrong, every revision right.
+    model = ScriptedChatModel(respond=lambda messages: WRONG if len(messages) == 2 else RIGHT)
+    return Agents(CodeGenerator(chat_model=model), CodeExecutor(InstantGrader()), ConstantReviewer())
+
+
+async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -> dict[str, Any]:
+    """The workflow as a loop; it builds the same final state the graph does."""
+    rounds: list[dict[str, Any]] = []
+    tokens, reason, draft = 0, None, None
+    while reason is None:
+        history = [Attempt(r["answer"], r["code"], r["feedback"]) for r in rounds]
+        draft = await agents.generator.adraft(problem, history)
+        tokens += draft.tokens
+        ex = await agents.executor.aexecute(problem, draft.code)
+        record = {"round": len(rounds) + 1, "answer": draft.text, "code": draft.code, "passed": ex.passed,
+                  "status": ex.status, "has_tests": ex.has_tests, "tests_passed": ex.tests_passed,
+                  "tests_total": ex.tests_total, "failures": ex.failures, "execution": ex.feedback,
+                  "feedback": ex.feedback}
+        rounds.append(record)
+        reason = stop_reason(ex.status, len(rounds), tokens, config)
+        if reason is None:
+            review = await agents.reviewer.areview(problem, draft.code, ex)
+            record["review"] = review.text
+            record["feedback"] = f"{ex.feedback}\n\n{review.text}"
+    return {"problem": problem.model_dump(), "code": draft.code, "round": len(rounds), "passed": ex.passed,
+            "stop_reason": reason, "tokens_used": tokens, "rounds": rounds, "calls": []}
+
+
+async def run_episodes(one: Callable[[], Awaitable[Any]], n: int, concurrency: int) -> list[Any]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def guarded() -> Any:
+        async with gate:
+            return await one()
+
+    return await asyncio.gather(*(guarded() for _ in range(n)))
+
+
+async def run_batched(graph: Any, n: int, batch: int) -> list[Any]:
+    out: list[Any] = []
+    for start in range(0, n, batch):
+        size = min(batch, n - start)
+        state = await graph.ainvoke({"episodes": [{"problem": PROBLEM.model_dump()} for _ in range(size)]})
+        out += state["episodes"]
+    return out
+
+
+def measure(variants: dict[str, Callable[[], Awaitable[list[Any]]]], repeats: int) -> dict[str, tuple[float, list]]:
+    """Best wall time of each variant; repeats are interleaved so machine load drifts hit all variants alike."""
+    best: dict[str, tuple[float, list]] = {}
+    for _ in range(repeats):
+        for name, make in variants.items():
+            gc.collect()  # every variant starts from the same heap
+            started = time.perf_counter()
+            states = asyncio.run(make())
+            seconds = time.perf_counter() - started
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, states)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64, help="Episodes in flight (plain and graph).")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="Episodes per batched-graph invocation (default: --concurrency, the same in flight).")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    args.batch = args.batch or args.concurrency
+
+    config = GraphConfig(max_rounds=3, max_tokens=None)
+    agents = make_agents()
+    graph = build_graph(agents, config)
+    batched = build_batched_graph(agents, config)
+    problem_input = {"problem": PROBLEM.model_dump()}
+    variants = {
+        "plain": lambda: run_episodes(lambda: plain_episode(agents, PROBLEM, config), args.episodes, args.concurrency),
+        "graph": lambda: run_episodes(lambda: graph.ainvoke(problem_input), args.episodes, args.concurrency),
+        "batched": lambda: run_batched(batched, args.episodes, args.batch),
+    }
+    asyncio.run(run_episodes(lambda: plain_episode(agents, PROBLEM, config), 50, 8))  # warm up
+    best = measure(variants, args.repeats)
+    results: dict[str, dict[str, float]] = {}
+    for name, (seconds, states) in best.items():
+        assert states == best["plain"][1], f"{name}: final states differ from the plain loop's"
+        results[name] = {"seconds": round(seconds, 3), "episodes_per_s": round(args.episodes / seconds, 1)}
+    for name, row in results.items():
+        row["ratio_to_plain"] = round(row["episodes_per_s"] / results["plain"]["episodes_per_s"], 3)
+        print(f"{name:8s} {row['episodes_per_s']:9.1f} episodes/s  {row['ratio_to_plain']:.3f}x plain", file=sys.stderr)
+    print(json.dumps({"episodes": args.episodes, "concurrency": args.concurrency, "batch": args.batch,
+                      "results": results}))
+
+
+if __name__ == "__main__":
+    main()
