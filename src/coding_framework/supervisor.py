@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
-from coding_framework.agents.executor import AsyncGrader, completion_for
+from coding_framework.agents.executor import completion_for
 from coding_framework.agents.factory import Agents, build_agents
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.evaluation.passk import summarize
@@ -123,7 +123,7 @@ class CodingSupervisor:
     """
 
     def __init__(self, config: WorkflowConfig | None = None, *, chat_model: BaseChatModel | None = None,
-                 reviewer_model: BaseChatModel | None = None, grader: AsyncGrader | None = None) -> None:
+                 reviewer_model: BaseChatModel | None = None, grader: Grader | None = None) -> None:
         self.config = config or WorkflowConfig()
         self._chat_model, self._reviewer_model = chat_model, reviewer_model
         self._grader = grader
@@ -142,7 +142,7 @@ class CodingSupervisor:
             self._owned_grader = None
 
     @property
-    def grader(self) -> Any:
+    def grader(self) -> Grader:
         if self._grader is None:
             self._owned_grader = self._grader = Grader(self.config.sandbox)
         return self._grader

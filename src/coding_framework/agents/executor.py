@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from typing import Any, Protocol
+from typing import Protocol
 
 from coding_framework.agents.base import BaseAgent
 from coding_framework.agents.freeform import has_tests
 from coding_framework.agents.types import Execution
 from coding_framework.config.agents import AgentMode, ExecutorConfig
+from coding_framework.grading import ExecutionResult
 from coding_framework.problems import Problem
 
 _NO_TESTS = "NoTests"
@@ -24,7 +26,7 @@ _LIMIT_STATUS = {
 class AsyncGrader(Protocol):
     """What the Executor needs from `coding_framework.grading.Grader`."""
 
-    async def agrade(self, problem: Problem, program: str) -> Any: ...
+    async def agrade(self, problem: Problem, program: str) -> ExecutionResult: ...
 
 
 def defines(code: str, name: str) -> bool:
@@ -49,6 +51,7 @@ def completion_for(problem: Problem, code: str) -> str:
     return program[len(problem.prompt):] if problem.prompt_is_code else program
 
 
+@functools.lru_cache(maxsize=4096)
 def _stub_closer(prompt: str) -> str:
     """What completes the prompt's stub on its own: nothing when it has a docstring, else a ``pass`` body."""
     for closer in ("", "    pass\n"):
@@ -67,7 +70,7 @@ def _clip(text: str, limit: int) -> str:
     return text[: max(0, limit - 20)].rstrip() + f" ... [{len(text) - limit + 20} chars cut]"
 
 
-def _failing_tests(result: Any) -> list[str]:
+def _failing_tests(result: ExecutionResult) -> list[str]:
     lines = []
     for test in result.tests:
         if not test.passed:
@@ -76,12 +79,12 @@ def _failing_tests(result: Any) -> list[str]:
     return lines
 
 
-def ran_cleanly(result: Any) -> bool:
+def ran_cleanly(result: ExecutionResult) -> bool:
     """Whether a testless program loaded and ran without error (the grader calls that error "NoTests")."""
     return result.error_type in (None, _NO_TESTS) and result.status not in _LIMIT_STATUS
 
 
-def feedback_from_result(result: Any, has_tests: bool, config: ExecutorConfig) -> str:
+def feedback_from_result(result: ExecutionResult, has_tests: bool, config: ExecutorConfig) -> str:
     """A few lines a model can act on: the verdict, the first failing test, the error, some output."""
     if not has_tests:
         if ran_cleanly(result):
@@ -106,7 +109,7 @@ def feedback_from_result(result: Any, has_tests: bool, config: ExecutorConfig) -
     return _clip("\n".join(parts), config.max_feedback_chars)
 
 
-def _error(result: Any) -> str:
+def _error(result: ExecutionResult) -> str:
     if result.error_type:
         return f"{result.error_type}: {result.error_message}".rstrip(": ")
     return result.summary
