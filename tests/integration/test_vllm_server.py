@@ -1,0 +1,134 @@
+"""A real vLLM server (CPU, .venv-vllm) behind OpenAICompatibleEngine: exact ids, logprobs, multi-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coding_framework.llm.base import EngineError, Generation, SamplingParams
+from coding_framework.llm.openai_compat import OpenAICompatibleEngine
+from coding_framework.llm.vllm_server import VLLMServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SAMPLE = SamplingParams(max_new_tokens=24, temperature=1.0, seed=0)
+USER = [{"role": "user", "content": "Write a function add(a, b) that returns a + b."}]
+# float32 on both sides; the rest is kernel summation order.
+LOGPROB_TOL = 2e-3
+
+
+@pytest.fixture(scope="module")
+def engine(vllm_server: VLLMServer) -> Iterator[OpenAICompatibleEngine]:
+    eng = vllm_server.engine(timeout_s=120)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def hf_model(tiny_model_dir: Path) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype="float32").eval()
+
+
+def _prompt(engine: OpenAICompatibleEngine, messages: list[dict[str, str]]) -> list[int]:
+    return list(engine.tokenizer.apply_chat_template(messages, add_generation_prompt=True)["input_ids"])
+
+
+def _teacher_forced(model: Any, prompt: Sequence[int], generated: Sequence[int]) -> list[float]:
+    """transformers' log p(generated[t] | prompt + generated[:t]) from one forward pass."""
+    import torch
+
+    ids = torch.tensor([[*prompt, *generated]])  # (1, T)
+    with torch.inference_mode():
+        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float()  # (G, V)
+    return torch.log_softmax(logits, -1).gather(-1, ids[0, len(prompt) :].unsqueeze(-1)).squeeze(-1).tolist()
+
+
+def _check(engine: OpenAICompatibleEngine, gen: Generation) -> None:
+    assert gen.token_ids, "no tokens generated"
+    assert engine.tokenizer.decode(gen.token_ids, skip_special_tokens=True) == gen.text
+    assert all(math.isfinite(lp) and lp <= 0 for lp in gen.logprobs)
+    assert gen.policy_version == "tiny"
+
+
+def test_health_and_served_models(engine: OpenAICompatibleEngine) -> None:
+    assert engine.health() is True
+    assert engine.served_models() == ["tiny"]
+
+
+def test_generate_returns_exact_ids_and_the_models_logprobs(engine: OpenAICompatibleEngine, hf_model: Any) -> None:
+    prompt = _prompt(engine, USER)
+    gen = engine.generate(prompt, SAMPLE)
+    _check(engine, gen)
+    assert gen.stop_reason in ("length", "eos")
+    assert len(gen.token_ids) == SAMPLE.max_new_tokens or gen.stop_reason == "eos"
+    reference = _teacher_forced(hf_model, prompt, gen.token_ids)
+    assert max(abs(a - b) for a, b in zip(gen.logprobs, reference, strict=True)) < LOGPROB_TOL
+
+
+def test_same_seed_same_sample_and_greedy_is_deterministic(engine: OpenAICompatibleEngine) -> None:
+    prompt = _prompt(engine, USER)
+    assert engine.generate(prompt, SAMPLE).token_ids == engine.generate(prompt, SAMPLE).token_ids
+    greedy = SamplingParams(max_new_tokens=12, temperature=0.0)
+    assert engine.generate(prompt, greedy).token_ids == engine.generate(prompt, greedy).token_ids
+
+
+def test_multi_turn_continuation_is_token_in_token_out(engine: OpenAICompatibleEngine, hf_model: Any) -> None:
+    tok = engine.tokenizer
+    first_prompt = _prompt(engine, USER)
+    first = engine.generate(first_prompt, SAMPLE)
+    # Append the generated ids verbatim, then only the new turn's rendering: never re-tokenize the history.
+    closing = "" if first.stop_reason == "eos" else "<|im_end|>"
+    new_turn = f"{closing}\n<|im_start|>user\nNow make it handle lists.<|im_end|>\n<|im_start|>assistant\n"
+    second_prompt = [*first_prompt, *first.token_ids, *tok(new_turn, add_special_tokens=False)["input_ids"]]
+    second = engine.generate(second_prompt, SamplingParams(max_new_tokens=16, temperature=1.0, seed=1))
+    _check(engine, second)
+    reference = _teacher_forced(hf_model, second_prompt, second.token_ids)
+    assert max(abs(a - b) for a, b in zip(second.logprobs, reference, strict=True)) < LOGPROB_TOL
+
+
+def test_stop_string_ends_generation_and_text_still_decodes_the_ids(engine: OpenAICompatibleEngine) -> None:
+    gen = engine.generate(_prompt(engine, USER), SamplingParams(max_new_tokens=200, temperature=1.0, seed=2,
+                                                                stop=(" ",)))
+    _check(engine, gen)
+    assert gen.stop_reason == "stop"
+    assert " " in gen.text and " " not in engine.tokenizer.decode(gen.token_ids[:-1])
+
+
+def test_batch_and_async_requests_run_together(engine: OpenAICompatibleEngine) -> None:
+    prompt = _prompt(engine, USER)
+    batch = engine.generate_batch([prompt] * 4, SamplingParams(max_new_tokens=8, temperature=1.0, seed=3))
+    for gen in batch:
+        _check(engine, gen)
+    assert len({tuple(g.token_ids) for g in batch}) > 1, "rows of one batch drew the same sample"
+    assert batch[0].token_ids == engine.generate(prompt, SamplingParams(max_new_tokens=8, seed=3)).token_ids
+
+    async def together() -> list[Generation]:
+        return list(await asyncio.gather(*(engine.agenerate(prompt, SamplingParams(max_new_tokens=8, seed=s))
+                                           for s in range(3))))
+
+    for gen in asyncio.run(together()):
+        _check(engine, gen)
+
+
+def test_chat_uses_the_same_template_as_the_local_tokenizer(engine: OpenAICompatibleEngine) -> None:
+    gen = engine.chat(USER, SamplingParams(max_new_tokens=8, temperature=1.0, seed=4))
+    _check(engine, gen)
+    assert gen.extra["prompt_token_ids"] == _prompt(engine, USER)
+
+
+def test_wrong_model_name_lists_the_served_one(vllm_server: VLLMServer) -> None:
+    with OpenAICompatibleEngine(f"{vllm_server.url}/v1", "tinny", tokenizer_path=vllm_server.model_dir) as eng, \
+            pytest.raises(EngineError, match=r"does not serve model 'tinny'; it serves 'tiny'"):
+        eng.generate([1, 2, 3], SAMPLE)
+
+
+def test_prompt_longer_than_the_context_is_rejected_with_vllms_reason(engine: OpenAICompatibleEngine) -> None:
+    with pytest.raises(EngineError, match=r"rejected POST /completions \(400\).*1024"):
+        engine.generate([5] * 1100, SAMPLE)
