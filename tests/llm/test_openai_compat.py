@@ -236,3 +236,11 @@ def test_tokenizer_path_loads_a_local_tokenizer(tmp_path: Path, server: tuple[st
     with pytest.raises(EngineError, match="does not exist"):
         OpenAICompatibleEngine(server[0], "tiny", tokenizer_path=tmp_path / "missing")
 
+
+
+def test_close_stops_the_loop_thread_and_a_later_call_restarts_it(engine: OpenAICompatibleEngine) -> None:
+    assert engine.health() is True
+    thread = engine._loop_thread
+    engine.close()
+    assert thread is not None and (thread.join(timeout=5) or not thread.is_alive())
+    assert engine.generate([14], GREEDY).token_ids == SCRIPT

@@ -191,6 +191,7 @@ class OpenAICompatibleEngine:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._version_tag = version_tag
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
         self._client: httpx.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._start_lock = threading.Lock()
@@ -239,10 +240,10 @@ class OpenAICompatibleEngine:
         return self._run(self._ahealth())
 
     def close(self) -> None:
-        """Close the HTTP client and stop the event-loop thread; the engine cannot be used afterwards."""
+        """Close the HTTP client and stop the event-loop thread (a later call starts them again)."""
         with self._start_lock:
             loop, client = self._loop, self._client
-            self._loop = self._client = None
+            self._loop = self._client = self._semaphore = self._loop_thread = None
         if loop is None:
             return
         if client is not None:
@@ -353,7 +354,8 @@ class OpenAICompatibleEngine:
         with self._start_lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="openai-compat-engine", daemon=True).start()
+                self._loop_thread = threading.Thread(target=loop.run_forever, name="openai-compat-engine", daemon=True)
+                self._loop_thread.start()
                 self._loop = loop
             return self._loop
 
@@ -372,7 +374,7 @@ class OpenAICompatibleEngine:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._loop is not None and threading.current_thread().name == "openai-compat-engine":
+        if threading.current_thread() is self._loop_thread:
             coro.close()
             raise RuntimeError("a sync engine method was called on the engine's own loop; use the async one")
         return self._submit(coro).result()
