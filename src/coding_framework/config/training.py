@@ -1,0 +1,180 @@
+"""RL training configuration: one nested, validated model per component. YAML defaults: `configs/*_basic.yaml`.
+
+Every field is documented once, here. The algorithm name is checked against the training registry when
+a trainer is built (this layer cannot import it); its error lists the valid names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.loader import StrictModel
+from coding_framework.config.model import ModelConfig
+from coding_framework.config.rewards import RewardConfig
+
+LRSchedule = Literal["constant", "linear", "cosine"]
+RewardNorm = Literal["none", "batch", "running"]
+KLMode = Literal["none", "penalty", "loss"]
+
+
+class DataConfig(StrictModel):
+    """Which problems train and which evaluate. Held-out synthetic instances use primary constants that no
+    training instance (RL or the embedded model's SFT) uses, as long as `heldout_fraction` and `split_seed`
+    equal the embedded model's `sft.synthetic_heldout_fraction` and `sft.synthetic_seed`."""
+
+    synthetic_per_family: int = Field(40, ge=2, description="`synthetic_split` n_per_family (train + held-out).")
+    heldout_fraction: float = Field(0.25, gt=0, lt=1, description="`synthetic_split` heldout_fraction.")
+    split_seed: int = Field(0, description="`synthetic_split` seed (fixes which constants are held out).")
+    families: list[str] | None = Field(None, description="Synthetic families to use; null keeps all of them.")
+    include_builtin: bool = Field(False, description="Also train on the hand-written built-in problems.")
+    heldout_limit: int | None = Field(None, ge=1, description="Evaluate on the first N held-out problems only.")
+
+
+class RolloutConfig(StrictModel):
+    """How episodes are sampled. Each step draws `problems_per_step` problems and runs `group_size` episodes of
+    each through the training graph (groups are what GRPO/RLOO normalise over)."""
+
+    problems_per_step: int = Field(8, ge=1, description="Distinct problems per training step.")
+    group_size: int = Field(8, ge=1, description="Episodes (samples) per problem; GRPO/RLOO need >= 2.")
+    max_new_tokens: int = Field(160, ge=1, description="Most tokens one Generator call may produce.")
+    temperature: float = Field(1.0, ge=0, description="Sampling temperature at step 0.")
+    temperature_end: float | None = Field(
+        None, ge=0, description="Temperature at the last step, reached linearly; null keeps `temperature`."
+    )
+    top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass.")
+    max_batch_size: int = Field(64, ge=1, description="Most sequences the local engine decodes together.")
+    trained_roles: list[str] = Field(
+        default_factory=lambda: ["generator"], description="Roles whose calls become training trajectories."
+    )
+
+
+class RewardSettings(StrictModel):
+    """The reward of an episode: the grader-backed composite reward of its final program, then shaped.
+
+    Correctness-only training is `function.weights: {correctness: 1, style: 0, efficiency: 0}`.
+    """
+
+    function: RewardConfig = Field(default_factory=RewardConfig, description="Weights and knobs of the rewards.")
+    normalize: RewardNorm = Field(
+        "none", description="`batch`: standardise over the step's episodes; `running`: over all episodes so far."
+    )
+    clip: float | None = Field(None, gt=0, description="Clip shaped rewards to [-clip, clip]; null: no clip.")
+
+
+class OptimConfig(StrictModel):
+    """AdamW on the policy (and the critic, when the algorithm has one), with warmup and a decay schedule."""
+
+    lr: float = Field(1e-4, gt=0, description="Peak policy learning rate.")
+    critic_lr: float = Field(1e-3, gt=0, description="Learning rate of the PPO value head.")
+    weight_decay: float = Field(0.0, ge=0)
+    betas: tuple[float, float] = (0.9, 0.99)
+    warmup_steps: int = Field(0, ge=0, description="Linear warmup from 0 over this many optimizer steps.")
+    schedule: LRSchedule = Field("constant", description="Decay after warmup, down to `min_lr_ratio * lr`.")
+    min_lr_ratio: float = Field(0.1, ge=0, le=1)
+    grad_clip: float | None = Field(1.0, gt=0, description="Clip the global gradient norm; null: no clipping.")
+    micro_batch_size: int = Field(
+        16, ge=1, description="Trajectories per forward/backward; gradients accumulate over a mini-batch."
+    )
+
+
+class AlgorithmSettings(StrictModel):
+    """Knobs of the update shared by the algorithms; the registry's spec for `algorithm` supplies the rest.
+    `overrides` replaces fields of that spec by name (e.g. `{clip_ratio_high: 0.28}`)."""
+
+    epochs: int = Field(1, ge=1, description="Passes over each rollout batch (PPO epochs).")
+    minibatches: int = Field(1, ge=1, description="Optimizer steps per epoch; the batch is split this many ways.")
+    entropy_coef: float = Field(0.0, ge=0, description="Entropy bonus weight in the policy loss.")
+    value_coef: float = Field(0.5, ge=0, description="Weight of the critic's value loss (algorithms with one).")
+    gamma: float = Field(1.0, ge=0, le=1, description="Discount for GAE (critic-based algorithms).")
+    lam: float = Field(1.0, ge=0, le=1, description="GAE lambda (critic-based algorithms).")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="Spec fields to replace, by name.")
+
+
+class KLConfig(StrictModel):
+    """Keeping the policy near a frozen copy of the initial model.
+
+    `penalty` subtracts `coef * kl` from the token rewards (PPO style), `loss` adds `coef * kl` to the loss
+    (GRPO style). With `target` set, verl's adaptive controller moves `coef` toward that KL over `horizon`
+    samples. `max_kl` stops training early when the measured KL exceeds it (a blow-up).
+    """
+
+    mode: KLMode = "none"
+    coef: float = Field(0.0, ge=0, description="Initial KL coefficient.")
+    estimator: str = Field("low_var_kl", description="KL estimator: kl (k1), abs, mse (k2), low_var_kl (k3).")
+    target: float | None = Field(None, gt=0, description="Adaptive controller target KL; null: fixed coef.")
+    horizon: int = Field(10_000, ge=1, description="Adaptive controller horizon in samples.")
+    max_kl: float | None = Field(None, gt=0, description="Early stop when the step's mean KL exceeds this.")
+
+
+class CurriculumConfig(StrictModel):
+    """Sample easy problems first: difficulty `d`'s weight moves linearly from `start[d]` to `end[d]` over
+    `ramp_steps` steps. Off by default (uniform sampling)."""
+
+    enabled: bool = False
+    start: dict[str, float] = Field(default_factory=lambda: {"easy": 1.0, "medium": 0.3, "hard": 0.1})
+    end: dict[str, float] = Field(default_factory=lambda: {"easy": 1.0, "medium": 1.0, "hard": 1.0})
+    ramp_steps: int = Field(10, ge=1)
+
+    @model_validator(mode="after")
+    def _weights(self) -> CurriculumConfig:
+        for name, table in (("start", self.start), ("end", self.end)):
+            if set(table) != {"easy", "medium", "hard"} or min(table.values()) < 0 or sum(table.values()) <= 0:
+                raise ValueError(f"curriculum.{name} needs non-negative weights for easy, medium and hard")
+        return self
+
+
+class CheckpointConfig(StrictModel):
+    every: int = Field(5, ge=1, description="Save a checkpoint every this many steps (and at the end).")
+    keep_last: int = Field(3, ge=1, description="Checkpoints kept; older ones are deleted.")
+
+
+class TrackingConfig(StrictModel):
+    """MLflow (always) and Weights & Biases (when installed and `wandb_project` is set)."""
+
+    mlflow_uri: str | None = Field(None, description="Tracking URI; null: `sqlite:///<run_dir>/mlflow.db`.")
+    experiment: str = Field("coding-framework", description="MLflow experiment name.")
+    registered_model: str | None = Field(
+        "coding-framework-generator", description="Register the final model under this name; null: do not."
+    )
+    log_checkpoints: bool = Field(True, description="Log each checkpoint directory as an artifact.")
+    wandb_project: str | None = Field(None, description="W&B project; null (or wandb missing) disables W&B.")
+
+
+class EvalConfig(StrictModel):
+    """Held-out pass@1: one greedy episode per held-out problem, graded by the sandbox."""
+
+    every: int = Field(0, ge=0, description="Evaluate every this many steps (0: only before and after).")
+    max_rounds: int = Field(1, ge=1, description="Drafts per eval episode; 1 is the plain single-sample pass@1.")
+    temperature: float = Field(0.0, ge=0, description="0 is greedy.")
+    max_new_tokens: int | None = Field(None, ge=1, description="null: the rollout's `max_new_tokens`.")
+    baseline: bool = Field(True, description="Also evaluate before the first step.")
+
+
+class TrainingConfig(StrictModel):
+    """One RL run. `workflow` is the multi-turn graph the episodes run (agents, routing, sandbox)."""
+
+    algorithm: str = Field("grpo", description="Registered algorithm: grpo, ppo, rloo, reinforce_pp, dapo.")
+    seed: int = Field(0, description="Seeds problem sampling, rollouts, initialisation of new heads.")
+    steps: int = Field(20, ge=1, description="Training steps (one rollout batch and its update each).")
+    threads: int | None = Field(2, ge=1, description="torch CPU threads; fixed so CPU runs are reproducible.")
+    model: str = Field("embedded", description="`embedded` (bootstrapped) or a Hugging Face model directory.")
+    embedded: ModelConfig = Field(default_factory=ModelConfig, description="How the embedded model is built.")
+    workflow: WorkflowConfig = Field(default_factory=WorkflowConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    reward: RewardSettings = Field(default_factory=RewardSettings)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    algo: AlgorithmSettings = Field(default_factory=AlgorithmSettings)
+    kl: KLConfig = Field(default_factory=KLConfig)
+    curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    audit_tolerance: float = Field(1e-3, gt=0, description="Largest logprob drift the auditor accepts.")
+
+    def model_path(self) -> Path | None:
+        return None if self.model == "embedded" else Path(self.model).expanduser()
