@@ -10,19 +10,25 @@ import importlib
 from typing import Any
 
 from coding_framework.training.algorithms import ALGORITHMS, AlgorithmSpec, get_algorithm, register_algorithm
+from coding_framework.training.auditor import AuditIssue, AuditReport, audit
 from coding_framework.training.trajectory import CallSpan, Trajectory, from_records, trajectories_from_episode
+from coding_framework.training.value_head import Critic, ValueHead
 
 _LAZY = {
     "compute_advantages": "losses", "policy_loss": "losses", "value_loss": "losses",
     "dynamic_sampling_filter": "losses", "rows_for_update": "losses",
     "to_agent_loop_output": "verl_interop", "from_agent_loop_output": "verl_interop",
     "to_data_proto": "verl_interop", "from_data_proto": "verl_interop",
+    "KLConfig": "kl", "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
+    "make_controller": "kl", "response_log_probs": "kl",
 }
 
 __all__ = [
-    "ALGORITHMS", "AlgorithmSpec", "CallSpan", "Trajectory", "compute_advantages", "dynamic_sampling_filter",
-    "from_agent_loop_output", "from_data_proto", "from_records", "get_algorithm", "policy_loss", "register_algorithm",
-    "rows_for_update", "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
+    "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "Critic", "KLConfig", "KLMonitor",
+    "ReferencePolicy", "Trajectory", "ValueHead", "audit", "compute_advantages", "dynamic_sampling_filter",
+    "from_agent_loop_output", "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss",
+    "make_controller", "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update",
+    "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
 ]
 
 
