@@ -6,7 +6,7 @@ from coding_framework.sandbox.judge import instrument
 
 
 def _run(code, fmt, candidate=None):
-    compiled, sources = instrument.instrument(code, fmt)
+    compiled, sources, _free = instrument.instrument(code, fmt)
     record: dict = {}
     ns = {instrument.RECORD_PASS: lambda i: record.__setitem__(i, True),
           instrument.RECORD_FAIL: lambda i, e: record.__setitem__(i, type(e).__name__), "f": candidate}
@@ -37,4 +37,5 @@ def test_missing_check_function_and_unknown_format_are_errors():
 
 
 def test_free_names():
-    assert {"f", "g"} <= instrument.free_names("assert f(1) == g(2)\nx = 3\n")
+    _code, _sources, free = instrument.instrument("assert f(1) == g(2)\nx = 3\n", "asserts")
+    assert {"f", "g"} <= free

@@ -51,12 +51,13 @@ def _instrument_body(body: list[ast.stmt], sources: list[str]) -> list[ast.stmt]
 
 
 def instrument(test_code: str, test_format: str, filename: str = "<tests>"):
-    """Return ``(code_object, unit_sources)`` for the instrumented tests.
+    """Return ``(code_object, unit_sources, free_names)`` for the instrumented tests.
 
     ``check_function``: the units are the top-level statements of ``def check(candidate)``.
     ``asserts``: the units are the module's top-level statements.
     """
     tree = ast.parse(test_code, filename=filename)
+    free = free_names(tree)
     sources: list[str] = []
     if test_format == "check_function":
         checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
@@ -68,9 +69,9 @@ def instrument(test_code: str, test_format: str, filename: str = "<tests>"):
     else:
         raise ValueError(f"unknown test format {test_format!r}")
     ast.fix_missing_locations(tree)
-    return compile(tree, filename, "exec"), sources
+    return compile(tree, filename, "exec"), sources, free
 
 
-def free_names(test_code: str) -> set[str]:
+def free_names(tree: ast.AST) -> set[str]:
     """Names the tests read; those neither trusted nor builtin are looked up in the submission."""
-    return {n.id for n in ast.walk(ast.parse(test_code)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -58,26 +58,29 @@ def _program() -> bytes:
     return b"".join(prog)
 
 
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+# Built once when the zygote imports this module, so installing in each child costs two prctl calls.
+_SUPPORTED = platform.machine() in ("x86_64", "AMD64")
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PROG = _program()
+_BUF = ctypes.create_string_buffer(_PROG, len(_PROG))
+_FPROG = _SockFprog(len(_PROG) // 8, ctypes.cast(_BUF, ctypes.c_void_p))
+
+
 def install() -> bool:
     """Install the filter on the calling process (irreversible). Returns False where unsupported."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+    if not _SUPPORTED:
         return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    prog = _program()
-    buf = ctypes.create_string_buffer(prog, len(prog))
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    fprog = SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    if _LIBC.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    if _LIBC.prctl(22, 2, ctypes.byref(_FPROG), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
     return True
 
 
 def set_undumpable() -> None:
     """Stop same-uid processes (the untrusted one) from ptracing or reading this process's memory."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    _LIBC.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0

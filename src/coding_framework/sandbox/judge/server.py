@@ -120,9 +120,9 @@ def _exc_info(exc: BaseException) -> tuple[str, str]:
 def _compile_tests(job: dict) -> tuple:
     # Deliberately not cached across jobs: the zygote never sees tests, and neither should any
     # long-lived structure in the judge that outlives the job.
-    code, sources = instrument.instrument(job["test_code"], job["test_format"])
+    code, sources, free = instrument.instrument(job["test_code"], job["test_format"])
     prelude = compile(job["prelude"], "<prelude>", "exec") if job.get("prelude") else None
-    return code, sources, prelude, instrument.free_names(job["test_code"])
+    return code, sources, prelude, free
 
 
 def _run_tests(job: dict, child: Child, out: dict) -> None:
@@ -242,8 +242,7 @@ def _zygote_main(sock: socket.socket) -> None:
 def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
     limits = job["limits"]
     workdir = os.path.join(TMP_ROOT, "run")
-    shutil.rmtree(workdir, ignore_errors=True)
-    os.makedirs(workdir, mode=0o700)
+    os.makedirs(workdir, mode=0o700, exist_ok=True)
     child.max_bytes = limits["max_result_bytes"]
     out: dict = {"tests": [], "sources": [], "completed": False, "loaded": False}
     start = time.perf_counter()
@@ -270,7 +269,6 @@ def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
         out["signal"] = signal.Signals(os.WTERMSIG(status)).name
     out.update(_collect_output(workdir, limits["output_bytes"]))
-    shutil.rmtree(workdir, ignore_errors=True)
     return out
 
 
