@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 quickstart: $(STAMP)
-	$(VENV)/bin/coding-framework quickstart
+	$(VENV)/bin/coding-framework evaluate --benchmark humaneval --canonical --results runs/humaneval_canonical.jsonl
 
 test: $(STAMP)
 	$(VENV)/bin/pytest
