@@ -1,4 +1,4 @@
-"""`coding-framework evaluate`: grade a samples file (or, with --model, generate then grade)."""
+"""`coding-framework evaluate`: grade a samples file, the reference solutions, or (with --model) generate then grade."""
 
 from __future__ import annotations
 
@@ -22,21 +22,33 @@ def evaluate(
     timeout: float = typer.Option(3.0, help="Wall-clock seconds per sample."),
     workers: int = typer.Option(None, help="Concurrent sandboxes (default: 4 x CPU cores)."),
     backend: str = typer.Option("process", help="Sandbox backend: process (bwrap) or docker."),
+    sandbox_config: Path = typer.Option(None, help="Sandbox YAML (configs/sandbox.yaml); flags override it."),
+    model: str = typer.Option(None, help="Generate with the workflow first: embedded | local:/path | "
+                              "openai:http://host:port/v1@model."),
+    n_samples: int = typer.Option(1, min=1, help="With --model: episodes per problem."),
+    limit: int = typer.Option(None, min=1, help="With --model: only the first N problems."),
 ) -> None:
-    """Grade SAMPLES against BENCHMARK's tests; print pass@k as JSON on the last stdout line."""
-    from coding_framework.config import ConfigError, SandboxConfig
-    from coding_framework.config.sandbox import ResourceLimits
+    """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
+
+    Prints pass@k as JSON on the last stdout line.
+    """
+    if model is not None:
+        _generate_and_grade(benchmark, model, n_samples, limit, data, results, sandbox_config)
+        return
+    from coding_framework.config import ConfigError, SandboxConfig, load_config
     from coding_framework.evaluation import samples as sample_io
     from coding_framework.grading import Grader
     from coding_framework.problems import ProblemLoadError
     from coding_framework.sandbox import BackendUnavailable
 
     if (samples is None) == (not canonical):
-        fail("pass exactly one of --samples FILE or --canonical")
+        fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
     if results is None:
         results = Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
     try:
-        config = SandboxConfig(backend=backend, workers=workers, limits=ResourceLimits(timeout_s=timeout))
+        base = load_config(SandboxConfig, sandbox_config) if sandbox_config else SandboxConfig()
+        limits = base.limits.model_copy(update={"timeout_s": timeout})
+        config = base.model_copy(update={"backend": backend, "workers": workers or base.workers, "limits": limits})
         problems = sample_io.load_problems(benchmark, data)
         rows = sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
         with Grader(config) as grader:
@@ -50,3 +62,24 @@ def evaluate(
     summary = sample_io.pass_at_k(rows, graded)
     typer.echo(f"graded {len(rows)} samples over {len({r.task_id for r in rows})} tasks -> {results}", err=True)
     print_result_line(summary)
+
+
+def _generate_and_grade(benchmark: str, model: str, n_samples: int, limit: int | None, data: Path | None,
+                        results: Path | None, sandbox_config: Path | None) -> None:
+    from coding_framework.cli.solve import workflow_config
+    from coding_framework.config import ConfigError
+    from coding_framework.llm.base import EngineError
+    from coding_framework.problems import ProblemLoadError
+    from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.supervisor import CodingSupervisor
+
+    try:
+        config = workflow_config(None, None, sandbox_config, model, None, None, None)
+        with CodingSupervisor(config) as supervisor:
+            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data)
+    except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
+        fail(str(exc))
+    out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))
+    typer.echo(f"{report.problems} problems x {n_samples} samples -> {out}", err=True)
+    print_result_line({**report.pass_at_k, "benchmark": report.benchmark, "problems": report.problems,
+                       "n_samples": report.n_samples, "mean_rounds": report.mean_rounds})

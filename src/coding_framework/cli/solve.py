@@ -42,7 +42,7 @@ def read_problem(path: Path) -> Any:
         raise ValueError(f"{path} is not a valid problem: {fields}") from None
 
 
-def _config(agents: Path | None, graph: Path | None, sandbox: Path | None, model: str | None,
+def workflow_config(agents: Path | None, graph: Path | None, sandbox: Path | None, model: str | None,
             reviewer: str | None, max_rounds: int | None, checkpoint_db: Path | None) -> Any:
     from coding_framework.config.graph import WorkflowConfig
 
@@ -112,7 +112,7 @@ def solve(
         task = read_problem(problem_file) if problem_file is not None else problem
         if isinstance(task, str) and not task.strip():
             fail("the problem text is empty")
-        config = _config(agents_config, graph_config, sandbox_config, model, reviewer, max_rounds, checkpoint_db)
+        config = workflow_config(agents_config, graph_config, sandbox_config, model, reviewer, max_rounds, checkpoint_db)
         with CodingSupervisor(config) as supervisor:
             result = supervisor.solve(task)
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
