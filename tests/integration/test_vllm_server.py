@@ -132,3 +132,54 @@ def test_wrong_model_name_lists_the_served_one(vllm_server: VLLMServer) -> None:
 def test_prompt_longer_than_the_context_is_rejected_with_vllms_reason(engine: OpenAICompatibleEngine) -> None:
     with pytest.raises(EngineError, match=r"rejected POST /completions \(400\).*1024"):
         engine.generate([5] * 1100, SAMPLE)
+
+
+# -- the LangGraph workflow through this backend ----------------------------------------------------------
+
+ADD = {"task_id": "t/add", "prompt": "Write a function add(a, b) returning a + b.", "entry_point": "add",
+       "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n", "prompt_is_code": False}
+
+
+def _workflow(rounds: int) -> Any:
+    from coding_framework.config.agents import AgentsConfig, ReviewerConfig
+    from coding_framework.config.graph import GraphConfig, WorkflowConfig
+
+    return WorkflowConfig(agents=AgentsConfig(reviewer=ReviewerConfig(backend="static")),
+                          graph=GraphConfig(max_rounds=rounds))
+
+
+async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMServer) -> None:
+    from coding_framework.config.llm import LLMConfig, SamplingSettings
+    from coding_framework.grading import Grader
+    from coding_framework.graphs import build_inference_graph
+    from coding_framework.llm.factory import build_chat_model
+
+    llm = LLMConfig(backend="openai", base_url=f"{vllm_server.url}/v1", model="tiny",
+                    tokenizer=str(vllm_server.model_dir), sampling=SamplingSettings(max_new_tokens=48, seed=0))
+    chat = build_chat_model(llm)
+    with Grader() as grader:
+        graph = build_inference_graph(_workflow(rounds=2), grader=grader, chat_model=chat)
+        out = await graph.ainvoke({"problem": ADD})
+    # A random-weight model cannot solve it: the episode must run both rounds on vLLM's answers and stop.
+    assert (out["passed"], out["stop_reason"], out["round"]) == (False, "max_rounds", 2)
+    assert [r["round"] for r in out["rounds"]] == [1, 2]
+    assert all(r["answer"] and r["execution"] for r in out["rounds"])
+    assert out["tokens_used"] > 0
+    chat.engine.close()
+
+
+async def test_training_graph_records_vllm_logprobs_of_the_exact_trajectory(
+        engine: OpenAICompatibleEngine, hf_model: Any) -> None:
+    from coding_framework.grading import Grader
+    from coding_framework.graphs import build_training_graph
+
+    with Grader() as grader:
+        graph = build_training_graph(_workflow(rounds=2), grader=grader, engine=engine)
+        out = await graph.ainvoke({"problem": ADD})
+    ids, mask, logprobs = (out["trajectory"][k] for k in ("ids", "loss_mask", "logprobs"))
+    assert len(out["calls"]) == 2 and sum(mask) == sum(len(c["response_ids"]) for c in out["calls"])
+    # Every generated token's logprob, recomputed by transformers over the whole two-turn sequence.
+    start = mask.index(1)
+    reference = _teacher_forced(hf_model, ids[:start], ids[start:])
+    generated = [(lp, ref) for lp, ref, m in zip(logprobs[start:], reference, mask[start:], strict=True) if m]
+    assert max(abs(lp - ref) for lp, ref in generated) < LOGPROB_TOL
