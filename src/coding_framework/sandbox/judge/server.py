@@ -51,15 +51,7 @@ class Child:
         self.pid, self.sock = pid, sock
         self.call_time = 0.0
         self.max_bytes = 1 << 20
-
-    def _read_exact(self, n: int):
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
+        self._read_exact = wire.exact_reader(sock.recv)
 
     def request(self, msg: dict) -> dict:
         try:
@@ -294,15 +286,7 @@ def main() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
     gc.freeze()  # later collections only scan what a job allocated
 
-    def read_exact(n: int):
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = proto_in.read(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
-
+    read_exact = wire.exact_reader(proto_in.read)
     wire.send_frame(proto_out.write, {"ready": True, "pid": os.getpid()})
     while True:
         child = zygote.spawn()

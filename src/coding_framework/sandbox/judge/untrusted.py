@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import socket
 import sys
 import time
 import traceback
@@ -17,19 +16,6 @@ import traceback
 from . import seccomp, wire
 
 MAX_FD = 1024
-
-
-def _read_exact(sock: socket.socket):
-    def read(n: int):
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
-
-    return read
 
 
 def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
@@ -95,9 +81,9 @@ def _call(ns: dict, handles: list, msg: dict) -> dict:
     return {"value": wire.encode(value, handles), "t": elapsed}
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock) -> None:
     """Entry point of the forked child. Never returns."""
-    read = _read_exact(sock)
+    read = wire.exact_reader(sock.recv)
     try:
         load = wire.recv_frame(read, 1 << 28)
         if load is None:

@@ -182,6 +182,21 @@ def _decode_tagged(tag, body, data, resolve, depth):
     raise WireError(f"malformed value with tag {tag!r}")
 
 
+def exact_reader(read):
+    """Wrap ``read(n)`` (which may return fewer bytes) into ``read_exact(n)``: ``None`` on EOF."""
+
+    def read_exact(n: int):
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = read(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf)
+
+    return read_exact
+
+
 def send_frame(write, obj) -> None:
     data = json.dumps(obj, separators=(",", ":")).encode()
     write(_LEN.pack(len(data)) + data)
