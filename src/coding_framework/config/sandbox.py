@@ -33,7 +33,7 @@ class SandboxConfig(StrictModel):
         "process", description="`process`: bwrap-isolated fork server (default). `docker`: one container per worker."
     )
     workers: int | None = Field(
-        None, ge=1, le=256, description="Concurrent sandboxes; defaults to 4 x CPU cores (runs mostly wait on I/O)."
+        None, ge=1, le=256, description="Concurrent sandboxes; defaults to 8 x CPU cores, at most 64: a run that waits (on a timeout, on I/O) holds a worker, not a core."
     )
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     docker_image: str = Field("python:3.11-slim", description="Image for the docker backend; needs python3.")
@@ -43,4 +43,4 @@ class SandboxConfig(StrictModel):
 
     @property
     def effective_workers(self) -> int:
-        return self.workers or max(2, 4 * (os.cpu_count() or 1))
+        return self.workers or min(64, max(2, 8 * (os.cpu_count() or 1)))
