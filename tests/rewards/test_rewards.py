@@ -8,9 +8,11 @@ from coding_framework.problems import Problem
 from coding_framework.rewards import CompositeReward, CorrectnessReward, EfficiencyReward, StyleReward
 
 TRIANGLE = Problem(
-    task_id="t/triangle", prompt="def triangle(n):\n", entry_point="triangle",
+    task_id="t/triangle",
+    prompt="def triangle(n):\n",
+    entry_point="triangle",
     test_code="assert triangle(0) == 0\nassert triangle(3) == 6\nassert triangle(4) == 10\n"
-              "assert triangle(3_000_000) == 4500001500000\n",
+    "assert triangle(3_000_000) == 4500001500000\n",
     solutions=["def triangle(n):\n    return n * (n + 1) // 2\n"],
 )
 CLEAN = TRIANGLE.solutions[0]

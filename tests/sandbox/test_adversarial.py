@@ -44,22 +44,37 @@ def host_env(tmp_path_factory):
 
     threading.Thread(target=answer, daemon=True).start()
     sentinel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    yield {"host_dir": host_dir, "secret": secret, "port": server.getsockname()[1], "sentinel": sentinel,
-           "hits": hits}
+    yield {
+        "host_dir": host_dir,
+        "secret": secret,
+        "port": server.getsockname()[1],
+        "sentinel": sentinel,
+        "hits": hits,
+    }
     sentinel.kill()
     server.close()
 
 
 def _program(template: str, env: dict) -> str:
-    return (template.replace("{host_dir}", str(env["host_dir"])).replace("{secret}", str(env["secret"]))
-            .replace("{port}", str(env["port"])).replace("{sentinel}", str(env["sentinel"].pid)))
+    return (
+        template.replace("{host_dir}", str(env["host_dir"]))
+        .replace("{secret}", str(env["secret"]))
+        .replace("{port}", str(env["port"]))
+        .replace("{sentinel}", str(env["sentinel"].pid))
+    )
 
 
 def _jobs(program: str) -> list[Job]:
     return [
         Job(program=program, test_code=TOY_ASSERTS, entry_point="add", test_format="asserts", limits=LIMITS),
-        Job(program=TOY_PROMPT + program, test_code=TOY_CHECK, entry_point="add", test_format="check_function",
-            prelude=TOY_PROMPT, limits=LIMITS),
+        Job(
+            program=TOY_PROMPT + program,
+            test_code=TOY_CHECK,
+            entry_point="add",
+            test_format="check_function",
+            prelude=TOY_PROMPT,
+            limits=LIMITS,
+        ),
     ]
 
 
@@ -88,14 +103,28 @@ def test_no_attack_passes_and_host_is_untouched(sandbox, host_env):
 
 def test_attack_categories_cover_the_threat_model():
     categories = {a.category for a in ATTACKS}
-    assert categories == {"early_exit", "fake_equality", "monkeypatch", "introspection", "fake_output",
-                          "processes", "flood", "data_access"}
+    assert categories == {
+        "early_exit",
+        "fake_equality",
+        "monkeypatch",
+        "introspection",
+        "fake_output",
+        "processes",
+        "flood",
+        "data_access",
+    }
 
 
 @pytest.mark.parametrize(
     ("name", "expected_status"),
-    [("infinite_loop", "timeout"), ("memory_bomb", "memory"), ("os_exit_in_call", "crashed"),
-     ("sys_exit_at_import", "error"), ("always_equal_object", "failed"), ("flood_stdout", "failed")],
+    [
+        ("infinite_loop", "timeout"),
+        ("memory_bomb", "memory"),
+        ("os_exit_in_call", "crashed"),
+        ("sys_exit_at_import", "error"),
+        ("always_equal_object", "failed"),
+        ("flood_stdout", "failed"),
+    ],
 )
 def test_attacks_get_the_right_status(sandbox, host_env, name, expected_status):
     attack = next(a for a in ATTACKS if a.name == name)

@@ -8,8 +8,11 @@ from coding_framework.sandbox.judge import instrument
 def _run(code, fmt, candidate=None):
     compiled, sources, _free = instrument.instrument(code, fmt)
     record: dict = {}
-    ns = {instrument.RECORD_PASS: lambda i: record.__setitem__(i, True),
-          instrument.RECORD_FAIL: lambda i, e: record.__setitem__(i, type(e).__name__), "f": candidate}
+    ns = {
+        instrument.RECORD_PASS: lambda i: record.__setitem__(i, True),
+        instrument.RECORD_FAIL: lambda i, e: record.__setitem__(i, type(e).__name__),
+        "f": candidate,
+    }
     exec(compiled, ns)
     if fmt == "check_function":
         ns["check"](candidate)
@@ -17,7 +20,9 @@ def _run(code, fmt, candidate=None):
 
 
 def test_each_top_level_assert_is_a_unit_and_failures_do_not_stop_later_units():
-    code = "x = 2\nassert f(1) == 1\nassert f(x) == 3\nfor i in range(3):\n    assert f(i) == i\nassert True\n"
+    code = (
+        "x = 2\nassert f(1) == 1\nassert f(x) == 3\nfor i in range(3):\n    assert f(i) == i\nassert True\n"
+    )
     sources, record = _run(code, "asserts", lambda v: v)
     assert len(sources) == 3  # the constant `assert True` is not a test
     assert record == {0: True, 1: "AssertionError", 2: True}
@@ -25,7 +30,7 @@ def test_each_top_level_assert_is_a_unit_and_failures_do_not_stop_later_units():
 
 def test_check_function_body_is_instrumented():
     code = "def check(candidate):\n    import math\n    assert candidate(4) == 2\n    assert math.isclose(candidate(9), 3)\n"
-    sources, record = _run(code, "check_function", lambda v: int(v ** 0.5))
+    sources, record = _run(code, "check_function", lambda v: int(v**0.5))
     assert len(sources) == 2 and record == {0: True, 1: True}
 
 

@@ -20,23 +20,26 @@ def probe_job(body: str, limits: ResourceLimits | None = None) -> Job:
     return Job(program=program, test_code=PROBE_TEST, entry_point="probe", limits=limits)
 
 
-@pytest.mark.parametrize("body", [
-    # no network: not even loopback answers
-    "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=1)\nexcept OSError:\n    return True",
-    # the view of the file system holds the runtime and nothing of the project, data or home
-    "import os\nreturn not any(os.path.exists(p) for p in ('/work', '/home', '/etc/passwd', '/proc/self', '/root/.cache'))",
-    # scrubbed environment
-    "import os\nreturn set(os.environ) <= {'PYTHONDONTWRITEBYTECODE', 'LC_CTYPE', 'PWD'}",
-    # new processes are refused
-    "import os\ntry:\n    os.fork()\nexcept PermissionError:\n    return True",
-    "import subprocess\ntry:\n    subprocess.run(['true'])\nexcept (PermissionError, FileNotFoundError):\n    return True",
-    # a private writable tmp dir
-    "open('x.txt', 'w').write('ok')\nimport os\nreturn open('x.txt').read() == 'ok' and os.getcwd().startswith('/tmp')",
-    # the runtime is read-only
-    "import os\ntry:\n    open(os.__file__, 'a')\nexcept OSError:\n    return True",
-    # third-party packages of the host are not importable
-    "try:\n    import numpy\nexcept ImportError:\n    return True",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        # no network: not even loopback answers
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=1)\nexcept OSError:\n    return True",
+        # the view of the file system holds the runtime and nothing of the project, data or home
+        "import os\nreturn not any(os.path.exists(p) for p in ('/work', '/home', '/etc/passwd', '/proc/self', '/root/.cache'))",
+        # scrubbed environment
+        "import os\nreturn set(os.environ) <= {'PYTHONDONTWRITEBYTECODE', 'LC_CTYPE', 'PWD'}",
+        # new processes are refused
+        "import os\ntry:\n    os.fork()\nexcept PermissionError:\n    return True",
+        "import subprocess\ntry:\n    subprocess.run(['true'])\nexcept (PermissionError, FileNotFoundError):\n    return True",
+        # a private writable tmp dir
+        "open('x.txt', 'w').write('ok')\nimport os\nreturn open('x.txt').read() == 'ok' and os.getcwd().startswith('/tmp')",
+        # the runtime is read-only
+        "import os\ntry:\n    open(os.__file__, 'a')\nexcept OSError:\n    return True",
+        # third-party packages of the host are not importable
+        "try:\n    import numpy\nexcept ImportError:\n    return True",
+    ],
+)
 def test_isolation_property(sandbox, body):
     result = sandbox.run(probe_job(body))
     assert result.passed, result.summary
@@ -51,9 +54,11 @@ def test_tmp_is_wiped_between_runs(sandbox):
 
 
 def test_structured_result_per_test(sandbox):
-    job = Job(program="def f(x):\n    print('out', x)\n    return x * 2 if x < 3 else -1\n",
-              test_code="assert f(1) == 2\nassert f(2) == 4\nassert f(5) == 10, 'big input'\nassert g(1) == 1\n",
-              entry_point="f")
+    job = Job(
+        program="def f(x):\n    print('out', x)\n    return x * 2 if x < 3 else -1\n",
+        test_code="assert f(1) == 2\nassert f(2) == 4\nassert f(5) == 10, 'big input'\nassert g(1) == 1\n",
+        entry_point="f",
+    )
     result = sandbox.run(job)
     assert (result.passed, result.status, result.tests_passed, result.tests_total) == (False, "failed", 2, 4)
     assert [t.passed for t in result.tests] == [True, True, False, False]
@@ -64,17 +69,21 @@ def test_structured_result_per_test(sandbox):
 
 
 def test_submission_exceptions_keep_builtin_types(sandbox):
-    job = Job(program="def f(x):\n    raise ValueError('bad ' + str(x))\n",
-              test_code="try:\n    f(1)\n    raise AssertionError('no error')\nexcept ValueError as e:\n    assert str(e) == 'bad 1'\n",
-              entry_point="f")
+    job = Job(
+        program="def f(x):\n    raise ValueError('bad ' + str(x))\n",
+        test_code="try:\n    f(1)\n    raise AssertionError('no error')\nexcept ValueError as e:\n    assert str(e) == 'bad 1'\n",
+        entry_point="f",
+    )
     assert sandbox.run(job).passed
 
 
 def test_objects_of_submission_classes_work_through_handles(sandbox):
-    job = Job(program="class Node:\n    def __init__(self, v):\n        self.v = v\n        self.next = None\n"
-                      "def total(n):\n    return n.v + (total(n.next) if n.next else 0)\n",
-              test_code="a = Node(1)\na.next = Node(2)\nassert total(a) == 3\nassert a.v == 1\nassert a == a\n",
-              entry_point="total")
+    job = Job(
+        program="class Node:\n    def __init__(self, v):\n        self.v = v\n        self.next = None\n"
+        "def total(n):\n    return n.v + (total(n.next) if n.next else 0)\n",
+        test_code="a = Node(1)\na.next = Node(2)\nassert total(a) == 3\nassert a.v == 1\nassert a == a\n",
+        entry_point="total",
+    )
     assert sandbox.run(job).passed
 
 
@@ -144,7 +153,10 @@ def test_docker_backend_runs_or_is_skipped_with_reason():
 
 def test_unavailable_docker_gives_a_clear_error(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    with Sandbox(SandboxConfig(backend="docker", workers=1)) as sb, pytest.raises(BackendUnavailable, match="Docker engine"):
+    with (
+        Sandbox(SandboxConfig(backend="docker", workers=1)) as sb,
+        pytest.raises(BackendUnavailable, match="Docker engine"),
+    ):
         sb.run(probe_job("return True"))
 
 

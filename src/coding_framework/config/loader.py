@@ -30,8 +30,12 @@ def _format_errors(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def load_config(model: type[M], path: str | Path | None = None, overrides: dict[str, Any] | None = None,
-                section: str | None = None) -> M:
+def load_config(
+    model: type[M],
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    section: str | None = None,
+) -> M:
     """Build ``model`` from an optional YAML file (optionally one top-level ``section`` of it) and overrides."""
     data: dict[str, Any] = {}
     source = "<defaults>"

@@ -26,8 +26,12 @@ class RewardConfig(StrictModel):
     correctness_mode: Literal["binary", "fraction"] = Field(
         "binary", description="`binary`: 1 only if every test passes; `fraction`: share of tests passed."
     )
-    style_max_issues: int = Field(10, ge=1, description="Lint findings at which the style reward reaches its floor.")
+    style_max_issues: int = Field(
+        10, ge=1, description="Lint findings at which the style reward reaches its floor."
+    )
     efficiency_max_ratio: float = Field(
-        10.0, gt=1, description="Runtime ratio (candidate / reference) at which the efficiency reward reaches -1."
+        10.0,
+        gt=1,
+        description="Runtime ratio (candidate / reference) at which the efficiency reward reaches -1.",
     )
     clip: float = Field(1.0, gt=0, description="Every reward is clipped to [-clip, clip].")

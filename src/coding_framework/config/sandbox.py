@@ -13,11 +13,21 @@ from coding_framework.config.loader import StrictModel
 class ResourceLimits(StrictModel):
     """Limits applied to each untrusted run."""
 
-    timeout_s: float = Field(3.0, gt=0, le=3600, description="Wall-clock budget for one run (load + all tests).")
-    cpu_s: float | None = Field(None, gt=0, description="CPU-seconds limit (RLIMIT_CPU); defaults to timeout_s + 1.")
-    memory_mb: int = Field(1024, ge=32, description="Address-space limit of the untrusted process (RLIMIT_AS).")
-    file_size_mb: int = Field(16, ge=1, description="Largest file the code may write, stdout/stderr included.")
-    output_bytes: int = Field(16_384, ge=256, description="stdout/stderr kept in the result; the rest is cut.")
+    timeout_s: float = Field(
+        3.0, gt=0, le=3600, description="Wall-clock budget for one run (load + all tests)."
+    )
+    cpu_s: float | None = Field(
+        None, gt=0, description="CPU-seconds limit (RLIMIT_CPU); defaults to timeout_s + 1."
+    )
+    memory_mb: int = Field(
+        1024, ge=32, description="Address-space limit of the untrusted process (RLIMIT_AS)."
+    )
+    file_size_mb: int = Field(
+        16, ge=1, description="Largest file the code may write, stdout/stderr included."
+    )
+    output_bytes: int = Field(
+        16_384, ge=256, description="stdout/stderr kept in the result; the rest is cut."
+    )
     tmp_size_mb: int = Field(64, ge=1, description="Size of the private writable tmpfs.")
     max_result_bytes: int = Field(8 << 20, ge=1024, description="Largest encoded return value of one call.")
 
@@ -30,10 +40,14 @@ class SandboxConfig(StrictModel):
     """How and where untrusted code runs."""
 
     backend: Literal["process", "docker"] = Field(
-        "process", description="`process`: bwrap-isolated fork server (default). `docker`: one container per worker."
+        "process",
+        description="`process`: bwrap-isolated fork server (default). `docker`: one container per worker.",
     )
     workers: int | None = Field(
-        None, ge=1, le=256, description="Concurrent sandboxes; defaults to 8 x CPU cores, at most 64: a run that waits (on a timeout, on I/O) holds a worker, not a core."
+        None,
+        ge=1,
+        le=256,
+        description="Concurrent sandboxes; defaults to 8 x CPU cores, at most 64: a run that waits (on a timeout, on I/O) holds a worker, not a core.",
     )
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     docker_image: str = Field("python:3.11-slim", description="Image for the docker backend; needs python3.")

@@ -14,8 +14,11 @@ from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
 
 DATA_DIR_ENV = "CODING_FRAMEWORK_DATA_DIR"
-_DATA_FILES = {"humaneval": ("HumanEval.jsonl.gz", "HumanEval.jsonl", "humaneval"),
-               "mbpp": ("mbpp.jsonl", "mbpp"), "mbpp-sanitized": ("sanitized-mbpp.json", "mbpp")}
+_DATA_FILES = {
+    "humaneval": ("HumanEval.jsonl.gz", "HumanEval.jsonl", "humaneval"),
+    "mbpp": ("mbpp.jsonl", "mbpp"),
+    "mbpp-sanitized": ("sanitized-mbpp.json", "mbpp"),
+}
 
 
 class SamplesError(ValueError):
@@ -66,7 +69,9 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SamplesError(f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                raise SamplesError(
+                    f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+                ) from None
             if not isinstance(row, dict):
                 raise SamplesError(f"{path} line {lineno}: expected a JSON object, got {type(row).__name__}")
             for key in ("task_id", "completion"):
@@ -76,7 +81,9 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
                 raise SamplesError(f"{path} line {lineno}: 'completion' must be a string")
             task = index.get(str(row["task_id"]))
             if task is None:
-                raise SamplesError(f"{path} line {lineno}: unknown task_id {row['task_id']!r} for this benchmark")
+                raise SamplesError(
+                    f"{path} line {lineno}: unknown task_id {row['task_id']!r} for this benchmark"
+                )
             samples.append(Sample(lineno, task.task_id, row["completion"]))
     if not samples:
         raise SamplesError(f"{path} contains no samples")
@@ -88,13 +95,16 @@ def canonical_samples(problems: Sequence[Problem]) -> list[Sample]:
     out = []
     for p in problems:
         for solution in p.solutions:
-            completion = solution[len(p.prompt):] if p.prompt_is_code and solution.startswith(p.prompt) else solution
+            completion = (
+                solution[len(p.prompt) :] if p.prompt_is_code and solution.startswith(p.prompt) else solution
+            )
             out.append(Sample(len(out) + 1, p.task_id, completion))
     return out
 
 
-def grade_samples(samples: Sequence[Sample], problems: Sequence[Problem], grader: Grader,
-                  progress: bool = True) -> list[ExecutionResult]:
+def grade_samples(
+    samples: Sequence[Sample], problems: Sequence[Problem], grader: Grader, progress: bool = True
+) -> list[ExecutionResult]:
     by_id = {p.task_id: p for p in problems}
     items = [(by_id[s.task_id], by_id[s.task_id].completion_program(s.completion)) for s in samples]
     return grader.grade_many(items, progress="grading" if progress else False)
@@ -102,12 +112,20 @@ def grade_samples(samples: Sequence[Sample], problems: Sequence[Problem], grader
 
 def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -> Iterable[dict]:
     for s, r in zip(samples, results, strict=True):
-        yield {"task_id": s.task_id, "completion": s.completion, "passed": r.passed, "result": r.summary,
-               "status": r.status, "tests_passed": r.tests_passed, "tests_total": r.tests_total}
+        yield {
+            "task_id": s.task_id,
+            "completion": s.completion,
+            "passed": r.passed,
+            "result": r.summary,
+            "status": r.status,
+            "tests_passed": r.tests_passed,
+            "tests_total": r.tests_total,
+        }
 
 
-def pass_at_k(samples: Sequence[Sample], results: Sequence[ExecutionResult],
-              ks: Iterable[int] = (1, 10, 100)) -> dict[str, float]:
+def pass_at_k(
+    samples: Sequence[Sample], results: Sequence[ExecutionResult], ks: Iterable[int] = (1, 10, 100)
+) -> dict[str, float]:
     by_task: dict[str, list[bool]] = defaultdict(list)
     for s, r in zip(samples, results, strict=True):
         by_task[s.task_id].append(r.passed)

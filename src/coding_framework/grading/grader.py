@@ -10,8 +10,13 @@ from coding_framework.sandbox import ExecutionResult, Job, Sandbox
 
 
 def job_for(problem: Problem, program: str) -> Job:
-    return Job(program=program, test_code=problem.test_code, entry_point=problem.entry_point,
-               test_format=problem.test_format, prelude=problem.prelude)
+    return Job(
+        program=program,
+        test_code=problem.test_code,
+        entry_point=problem.entry_point,
+        test_format=problem.test_format,
+        prelude=problem.prelude,
+    )
 
 
 class Grader:
@@ -30,7 +35,9 @@ class Grader:
     def grade(self, problem: Problem, program: str) -> ExecutionResult:
         return self.sandbox.run(job_for(problem, program))
 
-    def grade_many(self, items: Sequence[tuple[Problem, str]], progress: bool | str = False) -> list[ExecutionResult]:
+    def grade_many(
+        self, items: Sequence[tuple[Problem, str]], progress: bool | str = False
+    ) -> list[ExecutionResult]:
         return self.sandbox.run_many([job_for(p, prog) for p, prog in items], progress=progress)
 
     async def agrade(self, problem: Problem, program: str) -> ExecutionResult:

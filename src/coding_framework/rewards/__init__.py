@@ -6,5 +6,12 @@ from coding_framework.rewards.correctness import CorrectnessReward
 from coding_framework.rewards.efficiency import EfficiencyReward
 from coding_framework.rewards.style import StyleReward, lint
 
-__all__ = ["BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "RewardOutput",
-           "StyleReward", "lint"]
+__all__ = [
+    "BaseRewardFunction",
+    "CompositeReward",
+    "CorrectnessReward",
+    "EfficiencyReward",
+    "RewardOutput",
+    "StyleReward",
+    "lint",
+]

@@ -18,7 +18,9 @@ Item = tuple[Problem, str]
 
 class RewardOutput(BaseModel):
     value: float = Field(description="Normalized reward, clipped to [-clip, clip].")
-    raw: float = Field(description="The measurement before normalization (pass fraction, lint count, ratio...).")
+    raw: float = Field(
+        description="The measurement before normalization (pass fraction, lint count, ratio...)."
+    )
     details: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -49,7 +51,9 @@ class BaseRewardFunction(ABC):
         return self.grader.grade_many(list(items))
 
     @abstractmethod
-    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    def score_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         """Score ``items``; ``results[i]`` (if given) is the grader's result for ``items[i]``."""
 
     def score(self, problem: Problem, program: str, result: ExecutionResult | None = None) -> RewardOutput:
@@ -59,7 +63,9 @@ class BaseRewardFunction(ABC):
         """TRL-style: plain floats for a batch."""
         return [out.value for out in self.score_batch(items)]
 
-    async def ascore_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    async def ascore_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         if results is None and self.needs_execution:
             results = await asyncio.gather(*(self.grader.agrade(p, prog) for p, prog in items))
         return await asyncio.to_thread(self.score_batch, items, results)

@@ -33,7 +33,9 @@ class CompositeReward(BaseRewardFunction):
             part._grader = grader
         return grader
 
-    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    def score_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         weights = self.config.weights.model_dump()
         active = {name: w for name, w in weights.items() if w > 0}
         if results is None:

@@ -13,11 +13,18 @@ class CorrectnessReward(BaseRewardFunction):
 
     name = "correctness"
 
-    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    def score_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         results = list(results) if results is not None else self.execute(items)
         outs = []
         for res in results:
             raw = float(res.passed) if self.config.correctness_mode == "binary" else res.pass_fraction
-            outs.append(RewardOutput(value=clip(raw, self.config.clip), raw=raw,
-                                     details={"status": res.status, "summary": res.summary}))
+            outs.append(
+                RewardOutput(
+                    value=clip(raw, self.config.clip),
+                    raw=raw,
+                    details={"status": res.status, "summary": res.summary},
+                )
+            )
         return outs

@@ -1,4 +1,4 @@
-"""Efficiency: CPU time of the submission's process against the reference solution's, both measured in the sandbox."""
+"""Efficiency: CPU time of the submission's process against the reference solution's, both in the sandbox."""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ class EfficiencyReward(BaseRewardFunction):
                     self._reference[task_id] = min(timings[task_id]) if task_id in timings else None
         return {p.task_id: self._reference.get(p.task_id) for p in problems}
 
-    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    def score_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         results = list(results) if results is not None else self.execute(items)
         refs = self.reference_time([p for p, _ in items])
         log_max = math.log(self.config.efficiency_max_ratio)
@@ -54,6 +56,11 @@ class EfficiencyReward(BaseRewardFunction):
                 continue
             ratio = max(res.cpu_time_s, MIN_TIME_S) / max(ref, MIN_TIME_S)
             value = 1.0 - 2.0 * max(math.log(ratio), 0.0) / log_max
-            outs.append(RewardOutput(value=clip(value, self.config.clip), raw=ratio,
-                                     details={"candidate_cpu_s": res.cpu_time_s, "reference_cpu_s": ref}))
+            outs.append(
+                RewardOutput(
+                    value=clip(value, self.config.clip),
+                    raw=ratio,
+                    details={"candidate_cpu_s": res.cpu_time_s, "reference_cpu_s": ref},
+                )
+            )
         return outs

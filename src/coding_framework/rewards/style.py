@@ -31,9 +31,21 @@ def lint(programs: Sequence[str]) -> list[list[dict]]:
             path.write_text(program)
             paths.append(path)
         proc = subprocess.run(
-            [ruff_binary(), "check", "--isolated", "--no-cache", "--select", RUFF_RULES,
-             "--output-format", "json", "--exit-zero", *map(str, paths)],
-            capture_output=True, text=True, timeout=120,
+            [
+                ruff_binary(),
+                "check",
+                "--isolated",
+                "--no-cache",
+                "--select",
+                RUFF_RULES,
+                "--output-format",
+                "json",
+                "--exit-zero",
+                *map(str, paths),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"ruff failed: {proc.stderr.strip()}")
@@ -49,13 +61,24 @@ class StyleReward(BaseRewardFunction):
     name = "style"
     needs_execution = False
 
-    def score_batch(self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None) -> list[RewardOutput]:
+    def score_batch(
+        self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
+    ) -> list[RewardOutput]:
         outs = []
         for findings in lint([program for _, program in items]):
             codes = Counter(f.get("code") or "invalid-syntax" for f in findings)
             syntax_error = bool({"invalid-syntax", "E999"} & codes.keys())
             n = len(findings)
-            value = -1.0 if syntax_error else 1.0 - 2.0 * min(n, self.config.style_max_issues) / self.config.style_max_issues
-            outs.append(RewardOutput(value=clip(value, self.config.clip), raw=float(n),
-                                     details={"codes": dict(codes), "syntax_error": syntax_error}))
+            value = (
+                -1.0
+                if syntax_error
+                else 1.0 - 2.0 * min(n, self.config.style_max_issues) / self.config.style_max_issues
+            )
+            outs.append(
+                RewardOutput(
+                    value=clip(value, self.config.clip),
+                    raw=float(n),
+                    details={"codes": dict(codes), "syntax_error": syntax_error},
+                )
+            )
         return outs

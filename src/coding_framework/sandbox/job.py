@@ -20,7 +20,10 @@ class Job:
     def to_wire(self, default_limits: ResourceLimits) -> dict[str, Any]:
         limits = self.limits or default_limits
         return {
-            "program": self.program, "test_code": self.test_code, "entry_point": self.entry_point,
-            "test_format": self.test_format, "prelude": self.prelude,
+            "program": self.program,
+            "test_code": self.test_code,
+            "entry_point": self.entry_point,
+            "test_format": self.test_format,
+            "prelude": self.prelude,
             "limits": {**limits.model_dump(), "cpu_s": limits.effective_cpu_s},
         }

@@ -95,13 +95,23 @@ class Sandbox:
                 raw = worker.request(job.to_wire(self.config.limits), limits.timeout_s + HOST_GRACE_S)
             except WorkerTimeout:
                 self._retire(slot)
-                return ExecutionResult(passed=False, status="timeout", timed_out=True, error_type="Timeout",
-                                       error_message="the sandbox worker stopped answering",
-                                       duration_s=time.perf_counter() - started)
+                return ExecutionResult(
+                    passed=False,
+                    status="timeout",
+                    timed_out=True,
+                    error_type="Timeout",
+                    error_message="the sandbox worker stopped answering",
+                    duration_s=time.perf_counter() - started,
+                )
             except WorkerDied as exc:
                 self._retire(slot)
-                return ExecutionResult(passed=False, status="crashed", error_type="SandboxWorkerDied",
-                                       error_message=str(exc), duration_s=time.perf_counter() - started)
+                return ExecutionResult(
+                    passed=False,
+                    status="crashed",
+                    error_type="SandboxWorkerDied",
+                    error_message=str(exc),
+                    duration_s=time.perf_counter() - started,
+                )
             slot.jobs += 1
             if slot.jobs >= self.config.recycle_after:
                 self._retire(slot)

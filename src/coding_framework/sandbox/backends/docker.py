@@ -10,10 +10,16 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from coding_framework.config.sandbox import SandboxConfig
-from coding_framework.sandbox.backends.base import JUDGE_BOOT, JUDGE_DIR, BackendUnavailable, Worker, WorkerTimeout
+from coding_framework.sandbox.backends.base import (
+    JUDGE_BOOT,
+    JUDGE_DIR,
+    BackendUnavailable,
+    Worker,
+    WorkerTimeout,
+)
 
 _HEADER = struct.Struct(">BxxxI")
 
@@ -32,7 +38,12 @@ def docker_client() -> Any:
 
 
 class DockerWorker(Worker):
-    isolation = {"backend": "docker", "network": False, "pid_namespace": True, "readonly_root": True}
+    isolation: ClassVar[dict[str, Any]] = {
+        "backend": "docker",
+        "network": False,
+        "pid_namespace": True,
+        "readonly_root": True,
+    }
 
     def __init__(self, config: SandboxConfig) -> None:
         self._config = config
@@ -46,9 +57,16 @@ class DockerWorker(Worker):
         self._container = self._client.containers.run(
             self._config.docker_image,
             ["python3", "-I", "-S", "-c", JUDGE_BOOT],
-            detach=True, stdin_open=True, auto_remove=True, network_disabled=True, read_only=True,
-            user="65534:65534", cap_drop=["ALL"], security_opt=["no-new-privileges"],
-            pids_limit=64, mem_limit=f"{limits.memory_mb + 256}m",
+            detach=True,
+            stdin_open=True,
+            auto_remove=True,
+            network_disabled=True,
+            read_only=True,
+            user="65534:65534",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=64,
+            mem_limit=f"{limits.memory_mb + 256}m",
             tmpfs={"/tmp": f"size={limits.tmp_size_mb}m,mode=1777"},
             volumes={str(JUDGE_DIR): {"bind": "/sandbox/judge", "mode": "ro"}},
             environment={"PYTHONDONTWRITEBYTECODE": "1"},

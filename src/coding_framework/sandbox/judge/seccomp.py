@@ -20,9 +20,22 @@ _RET_ERRNO = 0x00050000
 
 # x86-64 syscall numbers
 _DENY_EPERM = {
-    57: "fork", 58: "vfork", 59: "execve", 322: "execveat", 101: "ptrace", 310: "process_vm_readv",
-    311: "process_vm_writev", 62: "kill", 200: "tkill", 234: "tgkill", 424: "pidfd_send_signal",
-    272: "unshare", 308: "setns", 165: "mount", 298: "perf_event_open", 246: "kexec_load",
+    57: "fork",
+    58: "vfork",
+    59: "execve",
+    322: "execveat",
+    101: "ptrace",
+    310: "process_vm_readv",
+    311: "process_vm_writev",
+    62: "kill",
+    200: "tkill",
+    234: "tgkill",
+    424: "pidfd_send_signal",
+    272: "unshare",
+    308: "setns",
+    165: "mount",
+    298: "perf_event_open",
+    246: "kexec_load",
 }
 _CLONE, _CLONE3 = 56, 435
 

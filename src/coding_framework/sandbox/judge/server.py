@@ -13,11 +13,10 @@ from __future__ import annotations
 import builtins
 import gc
 import os
-import struct
 import shutil
 import signal
 import socket
-import sys
+import struct
 import time
 
 from . import instrument, seccomp, untrusted, wire

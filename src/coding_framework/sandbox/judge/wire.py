@@ -82,8 +82,24 @@ class RemoteHandle:
 
 
 _BUILTIN_TYPES = {
-    t.__name__: t for t in (int, float, str, bool, list, tuple, dict, set, frozenset, bytes, bytearray,
-                            complex, type(None), object, range)
+    t.__name__: t
+    for t in (
+        int,
+        float,
+        str,
+        bool,
+        list,
+        tuple,
+        dict,
+        set,
+        frozenset,
+        bytes,
+        bytearray,
+        complex,
+        type(None),
+        object,
+        range,
+    )
 }
 
 
@@ -111,7 +127,11 @@ def encode(value, handles=None, depth=0):
     if isinstance(value, tuple):
         return {"T": [encode(v, handles, depth + 1) for v in tuple.__iter__(value)]}
     if isinstance(value, dict):
-        return {"D": [[encode(k, handles, depth + 1), encode(v, handles, depth + 1)] for k, v in dict.items(value)]}
+        return {
+            "D": [
+                [encode(k, handles, depth + 1), encode(v, handles, depth + 1)] for k, v in dict.items(value)
+            ]
+        }
     if isinstance(value, frozenset):
         return {"FS": [encode(v, handles, depth + 1) for v in frozenset.__iter__(value)]}
     if isinstance(value, set):
