@@ -30,6 +30,7 @@ class Sample:
     line: int
     task_id: str
     completion: str
+    given_task_id: object = None  # as written in the samples file (MBPP files often use bare numbers)
 
 
 def resolve_source(benchmark: str, data: str | Path | None) -> str | Path | None:
@@ -84,7 +85,7 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
                 raise SamplesError(
                     f"{path} line {lineno}: unknown task_id {row['task_id']!r} for this benchmark"
                 )
-            samples.append(Sample(lineno, task.task_id, row["completion"]))
+            samples.append(Sample(lineno, task.task_id, row["completion"], row["task_id"]))
     if not samples:
         raise SamplesError(f"{path} contains no samples")
     return samples
@@ -113,7 +114,7 @@ def grade_samples(
 def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -> Iterable[dict]:
     for s, r in zip(samples, results, strict=True):
         yield {
-            "task_id": s.task_id,
+            "task_id": s.task_id if s.given_task_id is None else s.given_task_id,
             "completion": s.completion,
             "passed": r.passed,
             "result": r.summary,
