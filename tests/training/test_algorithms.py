@@ -26,7 +26,7 @@ REWARDS = [1.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.0, 1.0]
 
 
 def _batch() -> tuple[torch.Tensor, torch.Tensor]:
-    """(token_level_rewards, response_mask), both (8, 12): ragged rows, multi-turn holes, reward at the end."""
+    """(token_level_rewards, response_mask), both (8, 12): ragged rows, multi-turn holes, end rewards."""
     lengths = [12, 7, 9, 12, 5, 10, 11, 6]
     mask = torch.zeros(8, 12)
     for i, n in enumerate(lengths):
@@ -88,7 +88,8 @@ def test_grpo_and_rloo_equal_verls_functions_called_directly() -> None:
     index = np.array(GROUPS, dtype=object)
     for norm in (True, False):
         ours, _ = compute_advantages(get_algorithm("grpo", norm_adv_by_std=norm), rewards, mask, GROUPS)
-        theirs, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=norm)
+        theirs, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, index,
+                                                              norm_adv_by_std_in_grpo=norm)
         assert torch.equal(ours, theirs)
     ours, _ = compute_advantages(get_algorithm("rloo"), rewards, mask, GROUPS)
     assert torch.equal(ours, core_algos.compute_rloo_outcome_advantage(rewards, mask, index)[0])
@@ -102,7 +103,8 @@ def test_gae_equals_verl_and_needs_values() -> None:
     theirs = core_algos.compute_gae_advantage_return(rewards, values, mask, gamma=1.0, lam=0.95)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
     # gamma = lam = 1, zero values: the return of every generated token is the episode's reward
-    _, returns = compute_advantages(spec, rewards, mask, GROUPS, values=torch.zeros(8, 12), gamma=1.0, lam=1.0)
+    zeros = torch.zeros(8, 12)
+    _, returns = compute_advantages(spec, rewards, mask, GROUPS, values=zeros, gamma=1.0, lam=1.0)
     expected = torch.tensor(REWARDS).unsqueeze(-1) * mask
     assert torch.allclose(returns * mask, expected)
     with pytest.raises(ValueError, match="needs critic values"):
@@ -165,7 +167,8 @@ def test_policy_loss_equals_verl(name: str) -> None:
                             "global_batch_info": {}})
     direct, _ = core_algos.get_policy_loss_fn("vanilla")(old, new, adv, mask, spec.loss_agg_mode, cfg)
     assert torch.equal(loss, direct)
-    assert metrics["losses/approx_kl"] == pytest.approx(((old - new) * mask).sum().item() / mask.sum().item(), rel=1e-5)
+    mean_kl = ((old - new) * mask).sum().item() / mask.sum().item()
+    assert metrics["losses/approx_kl"] == pytest.approx(mean_kl, rel=1e-5)
 
 
 def test_clip_higher_lets_rare_tokens_grow() -> None:
@@ -189,14 +192,15 @@ def test_clip_higher_lets_rare_tokens_grow() -> None:
 
 
 def test_loss_aggregation_follows_the_spec() -> None:
-    """GRPO averages token means per sequence, DAPO averages over all tokens: same token losses, two scalars."""
+    """GRPO averages token means per sequence, DAPO averages over all tokens: same losses, two scalars."""
     old, new, adv = _logprobs()
     _, mask = _batch()
     ratio = torch.exp(new - old)
     clipped = torch.maximum(-adv * ratio, -adv * torch.clamp(ratio, 0.8, 1.2))  # (B, R)
     token_losses = torch.where(adv < 0, torch.minimum(-adv * 3.0, clipped), clipped)  # dual clip
     seq_mean, _ = policy_loss(get_algorithm("grpo"), old, new, adv, mask)
-    token_mean, _ = policy_loss(get_algorithm("dapo", clip_ratio_high=0.2, clip_ratio_c=3.0), old, new, adv, mask)
+    same_clip = get_algorithm("dapo", clip_ratio_high=0.2, clip_ratio_c=3.0)
+    token_mean, _ = policy_loss(same_clip, old, new, adv, mask)
     per_seq = (token_losses * mask).sum(-1) / mask.sum(-1)
     assert torch.allclose(seq_mean, per_seq.mean())
     assert torch.allclose(token_mean, (token_losses * mask).sum() / mask.sum())

@@ -28,9 +28,9 @@ def _session(seed: int) -> TokenSession:
     engine = _engine()
     session = TokenSession(engine.tokenizer)
     session.add_messages(generation_messages(ADD))
-    session.generate(engine, SamplingParams(max_new_tokens=24, temperature=1.0, seed=seed), role="generator")
+    session.generate(engine, SamplingParams(max_new_tokens=24, seed=seed), role="generator")
     session.add_messages(revision_messages(ADD, "", "assert add(1, 2) == 3 failed"))
-    session.generate(engine, SamplingParams(max_new_tokens=24, temperature=1.0, seed=seed + 1), role="generator")
+    session.generate(engine, SamplingParams(max_new_tokens=24, seed=seed + 1), role="generator")
     return session
 
 
@@ -67,7 +67,8 @@ def _retokenized(session: TokenSession) -> Trajectory:
     """
     tok = session.tokenizer
     first = len(generation_messages(ADD))
-    prompt_text = tok.apply_chat_template(session.messages[:first], tokenize=False, add_generation_prompt=True)
+    prompt_text = tok.apply_chat_template(session.messages[:first], tokenize=False,
+                                          add_generation_prompt=True)
     full_text = tok.apply_chat_template(session.messages, tokenize=False)
     enc = tok(full_text, add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = enc["input_ids"], enc["offset_mapping"]

@@ -39,10 +39,11 @@ def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
 @pytest.mark.parametrize("controller", ["fixed", "adaptive"])
 def test_kl_in_reward_equals_verls_apply_kl_penalty(controller: str) -> None:
     scores, old, ref, mask = _inputs()
-    config = KLConfig(mode="reward", estimator="low_var_kl", coef=0.05, controller=controller, target_kl=0.01, horizon=100)
+    config = KLConfig(mode="reward", estimator="low_var_kl", coef=0.05, controller=controller, target_kl=0.01,
+                      horizon=100)
     ours, theirs = make_controller(config), make_controller(config)
-    data = DataProto(batch=TensorDict({"token_level_scores": scores, "old_log_probs": old, "ref_log_prob": ref,
-                                       "response_mask": mask}, batch_size=4))
+    tensors = {"token_level_scores": scores, "old_log_probs": old, "ref_log_prob": ref, "response_mask": mask}
+    data = DataProto(batch=TensorDict(tensors, batch_size=4))
     for _ in range(3):  # the controllers must evolve identically too
         rewards, metrics = kl_in_reward(scores, old, ref, mask, ours, config.estimator)
         data, verl_metrics = apply_kl_penalty(data, theirs, kl_penalty=config.estimator)
@@ -61,7 +62,8 @@ def test_kl_loss_equals_verls_actor_arithmetic() -> None:
     for estimator in ("low_var_kl", "k1", "k2", "k3+"):
         loss, metrics = kl_loss(log_prob, ref, mask, estimator, "token-mean")
         kld = core_algos.kl_penalty(logprob=log_prob, ref_logprob=ref, kl_penalty=estimator)
-        assert torch.equal(loss, core_algos.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode="token-mean"))
+        expected = core_algos.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode="token-mean")
+        assert torch.equal(loss, expected)
         assert metrics["kl/loss"] == pytest.approx(loss.item())
     loss, _ = kl_loss(log_prob, ref, mask)
     (grad,) = torch.autograd.grad(loss, log_prob)
@@ -100,5 +102,5 @@ def test_monitor_stops_when_kl_blows_up() -> None:
 
 
 def test_config_errors_say_how_to_fix() -> None:
-    with pytest.raises(ValueError, match="set kl.mode: reward"):
+    with pytest.raises(ValueError, match=r"set kl\.mode: reward"):
         KLConfig(mode="loss", controller="adaptive")

@@ -85,13 +85,14 @@ def test_validation_rejects_misaligned_rows() -> None:
         Trajectory.model_validate({**data, "response_mask": [1] * len(data["response_mask"])})
     logprobs = list(data["response_logprobs"])
     logprobs[traj.calls[0].end] = -0.5  # a feedback token with a logprob
-    with pytest.raises(ValueError, match="0.0 where response_mask is 0"):
+    with pytest.raises(ValueError, match=r"0\.0 where response_mask is 0"):
         Trajectory.model_validate({**data, "response_logprobs": logprobs})
     assert Trajectory.model_validate(data) == traj  # a dump round-trips
 
 
 async def test_trajectories_from_a_training_episode() -> None:
-    graph = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([WRONG, RIGHT]))
+    engine = ScriptedEngine([WRONG, RIGHT])
+    graph = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=engine)
     state = await graph.ainvoke({"problem": ADD.model_dump()})
     (traj,) = trajectories_from_episode(state, reward=0.5)
     assert traj.task_id == traj.group_id == "t/add" and traj.role == "generator"

@@ -85,7 +85,8 @@ def test_data_proto_round_trip_is_lossless() -> None:
 def test_round_trip_survives_verl_batch_ops() -> None:
     """What verl's trainer does to a batch (concat, reorder, select) keeps rows intact."""
     trajs = _batch()
-    data = DataProto.concat([to_data_proto(trajs[:2], PAD, 100, 256), to_data_proto(trajs[2:], PAD, 100, 256)])
+    halves = [to_data_proto(trajs[:2], PAD, 100, 256), to_data_proto(trajs[2:], PAD, 100, 256)]
+    data = DataProto.concat(halves)
     data.reorder(torch.tensor([2, 0, 1]))
     assert from_data_proto(data) == [trajs[2], trajs[0], trajs[1]]
     assert from_data_proto(data.select_idxs(np.array([False, True, False]))) == [trajs[0]]

@@ -21,14 +21,18 @@ _LAZY = {
     "to_data_proto": "verl_interop", "from_data_proto": "verl_interop",
     "KLConfig": "kl", "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
     "make_controller": "kl", "response_log_probs": "kl",
+    "CodingAgentLoop": "verl_agent_loop", "ServerManagerEngine": "verl_agent_loop",
+    "verl_dataset_rows": "verl_agent_loop", "write_verl_dataset": "verl_agent_loop",
 }
 
 __all__ = [
-    "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "Critic", "KLConfig", "KLMonitor",
-    "ReferencePolicy", "Trajectory", "ValueHead", "audit", "compute_advantages", "dynamic_sampling_filter",
-    "from_agent_loop_output", "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss",
-    "make_controller", "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update",
-    "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
+    "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "CodingAgentLoop", "Critic",
+    "KLConfig", "KLMonitor", "ReferencePolicy", "ServerManagerEngine", "Trajectory", "ValueHead", "audit",
+    "compute_advantages", "dynamic_sampling_filter", "from_agent_loop_output", "from_data_proto",
+    "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "make_controller", "policy_loss",
+    "register_algorithm", "response_log_probs", "rows_for_update",
+    "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss", "verl_dataset_rows",
+    "write_verl_dataset",
 ]
 
 

@@ -25,7 +25,7 @@ class AlgorithmSpec:
 
     Attributes:
         name: the registry name.
-        adv_estimator: a verl advantage estimator name (``verl.trainer.ppo.core_algos.ADV_ESTIMATOR_REGISTRY``).
+        adv_estimator: a verl advantage estimator name (``core_algos.ADV_ESTIMATOR_REGISTRY``).
         policy_loss: a verl policy loss name (``POLICY_LOSS_REGISTRY``); ``vanilla`` is the PPO clip loss.
         loss_agg_mode: how ``agg_loss`` reduces the (B, R) token losses to a scalar.
         clip_ratio_low / clip_ratio_high: the ratio is clipped to ``[1 - low, 1 + high]``.
@@ -55,8 +55,8 @@ class AlgorithmSpec:
 
     def __post_init__(self) -> None:
         if not (0 < self.clip_ratio_low < 1 and self.clip_ratio_high > 0):
-            raise ValueError(f"clip ratios must satisfy 0 < low < 1 and high > 0, got low={self.clip_ratio_low}, "
-                             f"high={self.clip_ratio_high}")
+            raise ValueError(f"clip ratios must satisfy 0 < low < 1 and high > 0, got "
+                             f"low={self.clip_ratio_low}, high={self.clip_ratio_high}")
         if self.clip_ratio_c <= 1:
             raise ValueError(f"clip_ratio_c (dual clip) must be > 1, got {self.clip_ratio_c}")
         if not (0 <= self.gamma <= 1 and 0 <= self.lam <= 1):

@@ -42,7 +42,7 @@ class AuditReport(BaseModel):
     tolerance: float
     trajectories: int
     checked_tokens: int = Field(description="Generated tokens whose logprob was recomputed.")
-    offending_tokens: int = Field(description="Generated tokens whose logprob differs by more than the tolerance.")
+    offending_tokens: int = Field(description="Generated tokens whose logprob is off by over the tolerance.")
     max_abs_diff: float
     mean_abs_diff: float
     issues: list[AuditIssue] = Field(default_factory=list)
@@ -52,8 +52,9 @@ class AuditReport(BaseModel):
         return not self.issues
 
     def summary(self) -> str:
-        head = (f"{self.trajectories} trajectories, {self.checked_tokens} generated tokens: max |logprob diff| "
-                f"{self.max_abs_diff:.3g} (mean {self.mean_abs_diff:.3g}, tolerance {self.tolerance:g}), "
+        head = (f"{self.trajectories} trajectories, {self.checked_tokens} generated tokens: "
+                f"max |logprob diff| {self.max_abs_diff:.3g} (mean {self.mean_abs_diff:.3g}, "
+                f"tolerance {self.tolerance:g}), "
                 f"{self.offending_tokens} over tolerance")
         if self.passed:
             return f"audit passed: {head}"
@@ -92,17 +93,18 @@ def _audit_one(index: int, traj: Trajectory, recomputed: torch.Tensor, tokenizer
             issues.append(AuditIssue(
                 trajectory=index, task_id=traj.task_id, turn=call.turn, kind="logprob", offending_tokens=bad,
                 max_abs_diff=float(span.max()),
-                detail=f"{bad}/{call.length} generated tokens differ from the policy's teacher-forced logprobs by "
-                       f"more than {tolerance:g} (max {float(span.max()):.3g}, first at response position "
-                       f"{call.start + first}, policy version {call.policy_version})"))
+                detail=f"{bad}/{call.length} generated tokens differ from the policy's teacher-forced "
+                       f"logprobs by more than {tolerance:g} (max {float(span.max()):.3g}, first at "
+                       f"response position {call.start + first}, policy version {call.policy_version})"))
         decoded = tokenizer.decode(traj.response_ids[call.start : call.end], skip_special_tokens=True)
         if decoded != call.text:
             at = next((i for i, (a, b) in enumerate(zip(decoded, call.text, strict=False)) if a != b),
                       min(len(decoded), len(call.text)))
             issues.append(AuditIssue(
                 trajectory=index, task_id=traj.task_id, turn=call.turn, kind="text",
-                detail=f"decoding the generated ids does not reproduce the engine's text (first difference at "
-                       f"character {at}: {decoded[at:at + 20]!r} vs {call.text[at:at + 20]!r})"))
+                detail=f"decoding the generated ids does not reproduce the engine's text (first "
+                       f"difference at character {at}: {decoded[at : at + 20]!r} vs "
+                       f"{call.text[at : at + 20]!r})"))
     return issues, diff[mask]
 
 
@@ -124,8 +126,9 @@ def audit(trajectories: Sequence[Trajectory], model: torch.nn.Module, tokenizer:
     finally:
         model.train(was_training)
     every = torch.cat(diffs) if diffs else torch.zeros(0, dtype=torch.float64)
+    empty = every.numel() == 0
     return AuditReport(
         tolerance=tolerance, trajectories=len(trajectories), checked_tokens=int(every.numel()),
-        offending_tokens=int((every > tolerance).sum()), max_abs_diff=float(every.max()) if every.numel() else 0.0,
-        mean_abs_diff=float(every.mean()) if every.numel() else 0.0, issues=issues,
+        offending_tokens=int((every > tolerance).sum()), max_abs_diff=0.0 if empty else float(every.max()),
+        mean_abs_diff=0.0 if empty else float(every.mean()), issues=issues,
     )

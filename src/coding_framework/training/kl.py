@@ -30,12 +30,12 @@ KLController = core_algos.FixedKLController | core_algos.AdaptiveKLController
 
 
 class KLConfig(StrictModel):
-    """Where the KL to the reference policy goes, how it is estimated and weighted, and when it stops training."""
+    """Where the KL to the reference goes, how it is estimated and weighted, and when it stops training."""
 
     mode: Literal["none", "reward", "loss"] = Field(
         "none", description="`reward`: penalize token rewards; `loss`: add to the policy loss; `none`: no "
         "reference model is kept at all.")
-    estimator: KLEstimator = Field("low_var_kl", description="Per-token KL estimator (verl `kl_penalty` names).")
+    estimator: KLEstimator = Field("low_var_kl", description="Per-token estimator (verl `kl_penalty` name).")
     coef: float = Field(0.001, ge=0, description="Initial beta (`reward`) or the KL loss weight (`loss`).")
     controller: Literal["fixed", "adaptive"] = Field(
         "fixed", description="`adaptive` moves beta toward `target_kl` (mode `reward` only).")
@@ -79,9 +79,10 @@ def kl_in_reward(token_level_scores: torch.Tensor, old_log_prob: torch.Tensor, r
 def kl_loss(log_prob: torch.Tensor, ref_log_prob: torch.Tensor, response_mask: torch.Tensor,
             estimator: KLEstimator = "low_var_kl",
             loss_agg_mode: str = "token-mean") -> tuple[torch.Tensor, dict[str, float]]:
-    """The KL loss (scalar, with grad through ``log_prob``), aggregated like the policy loss; as verl's actor."""
+    """The KL loss (scalar, grad through ``log_prob``), aggregated like the policy loss, as verl's actor."""
     kld = core_algos.kl_penalty(logprob=log_prob, ref_logprob=ref_log_prob, kl_penalty=estimator)  # (B, R)
-    loss = core_algos.agg_loss(loss_mat=kld, loss_mask=response_mask.to(kld.dtype), loss_agg_mode=loss_agg_mode)
+    mask = response_mask.to(kld.dtype)
+    loss = core_algos.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode=loss_agg_mode)
     return loss, {"kl/loss": float(loss.detach())}
 
 

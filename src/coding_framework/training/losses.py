@@ -44,11 +44,13 @@ def actor_config(spec: AlgorithmSpec) -> ActorConfig:
     return ActorConfig(strategy="fsdp", ppo_mini_batch_size=1, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
                        clip_ratio=spec.clip_ratio_low, clip_ratio_low=spec.clip_ratio_low,
                        clip_ratio_high=spec.clip_ratio_high, clip_ratio_c=spec.clip_ratio_c,
-                       loss_agg_mode=spec.loss_agg_mode, policy_loss=PolicyLossConfig(loss_mode=spec.policy_loss))
+                       loss_agg_mode=spec.loss_agg_mode,
+                       policy_loss=PolicyLossConfig(loss_mode=spec.policy_loss))
 
 
 def compute_advantages(spec: AlgorithmSpec, token_level_rewards: torch.Tensor, response_mask: torch.Tensor,
-                       group_ids: Sequence[str], values: torch.Tensor | None = None, gamma: float | None = None,
+                       group_ids: Sequence[str], values: torch.Tensor | None = None,
+                       gamma: float | None = None,
                        lam: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(advantages, returns), both (B, R), from verl's ``spec.adv_estimator``.
 
@@ -70,7 +72,8 @@ def compute_advantages(spec: AlgorithmSpec, token_level_rewards: torch.Tensor, r
     )
 
 
-def policy_loss(spec: AlgorithmSpec, old_log_prob: torch.Tensor, log_prob: torch.Tensor, advantages: torch.Tensor,
+def policy_loss(spec: AlgorithmSpec, old_log_prob: torch.Tensor, log_prob: torch.Tensor,
+                advantages: torch.Tensor,
                 response_mask: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped policy-gradient loss (a scalar) and metrics, from verl's ``spec.policy_loss``.
 
@@ -110,7 +113,8 @@ def dynamic_sampling_filter(rewards: Sequence[float], group_ids: Sequence[str]) 
     members: dict[str, list[int]] = {}
     for i, g in enumerate(group_ids):
         members.setdefault(g, []).append(i)
-    dropped = {g for g, rows in members.items() if len(rows) > 1 and float(np.std([rewards[i] for i in rows])) == 0.0}
+    dropped = {g for g, rows in members.items()
+               if len(rows) > 1 and float(np.std([rewards[i] for i in rows])) == 0.0}
     return [i for i, g in enumerate(group_ids) if g not in dropped]
 
 

@@ -63,7 +63,7 @@ class Trajectory(BaseModel):
     reward: float = 0.0
     role: str = "generator"
     task_id: str = ""
-    group_id: str = Field("", description="Rows sharing a group id are compared with each other (GRPO, RLOO).")
+    group_id: str = Field("", description="Rows sharing a group id are compared to each other (GRPO, RLOO).")
     calls: list[CallSpan] = Field(min_length=1, description="The trained role's generations, in order.")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -120,14 +120,15 @@ class Trajectory(BaseModel):
                             reward=reward, task_id=task_id, group_id=group_id, metadata=metadata)
 
 
-def _check_record(call: CallRecord, ids: Sequence[int], mask: Sequence[int], logprobs: Sequence[float]) -> None:
+def _check_record(call: CallRecord, ids: Sequence[int], mask: Sequence[int],
+                  logprobs: Sequence[float]) -> None:
     end = call.start + len(call.response_ids)
     problems = []
     if list(ids[: call.start]) != list(call.prompt_ids):
         problems.append("its prompt ids are not the session's ids before it")
     if list(ids[call.start : end]) != list(call.response_ids):
         problems.append("its generated ids are not at its offset in the session")
-    elif any(m != 1 for m in mask[call.start : end]) or list(logprobs[call.start : end]) != list(call.logprobs):
+    elif any(m != 1 for m in mask[call.start : end]) or list(logprobs[call.start : end]) != call.logprobs:
         problems.append("the session's mask/logprobs at its offset are not its own")
     if problems:
         raise ValueError(f"call record of turn {call.turn} ({call.role}) does not match the session: "
@@ -135,22 +136,25 @@ def _check_record(call: CallRecord, ids: Sequence[int], mask: Sequence[int], log
 
 
 def from_records(ids: Sequence[int], loss_mask: Sequence[int], logprobs: Sequence[float],
-                 calls: Sequence[CallRecord], *, role: str = "generator", reward: float = 0.0, task_id: str = "",
-                 group_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> Trajectory:
+                 calls: Sequence[CallRecord], *, role: str = "generator", reward: float = 0.0,
+                 task_id: str = "", group_id: str | None = None,
+                 metadata: Mapping[str, Any] | None = None) -> Trajectory:
     """Cut ``role``'s trajectory out of a session's ``ids``/``loss_mask``/``logprobs`` and its call records.
 
     The prompt is everything before the first call (of any role); the response runs to the end of
     ``role``'s last call. Only ``role``'s generated ids get mask 1.
     """
     if not len(ids) == len(loss_mask) == len(logprobs):
-        raise ValueError(f"{len(ids)} ids, {len(loss_mask)} mask values, {len(logprobs)} logprobs: not a session")
+        raise ValueError(f"{len(ids)} ids, {len(loss_mask)} mask values, {len(logprobs)} logprobs: "
+                         "not a session")
     if not calls:
         raise ValueError("the session has no generations: nothing to train on")
     for call in calls:
         _check_record(call, ids, loss_mask, logprobs)
     trained = [c for c in calls if c.role == role]
     if not trained:
-        raise ValueError(f"the session has no {role!r} calls (roles present: {sorted({c.role for c in calls})})")
+        present = sorted({c.role for c in calls})
+        raise ValueError(f"the session has no {role!r} calls (roles present: {present})")
     p = calls[0].start
     end = max(c.start + len(c.response_ids) for c in trained)
     mask = [0] * (end - p)
@@ -168,8 +172,9 @@ def from_records(ids: Sequence[int], loss_mask: Sequence[int], logprobs: Sequenc
                       metadata=dict(metadata or {}))
 
 
-def trajectories_from_episode(final_state: Mapping[str, Any], trained_roles: Sequence[str] = DEFAULT_TRAINED_ROLES,
-                              *, reward: float = 0.0, group_id: str | None = None,
+def trajectories_from_episode(final_state: Mapping[str, Any],
+                              trained_roles: Sequence[str] = DEFAULT_TRAINED_ROLES, *, reward: float = 0.0,
+                              group_id: str | None = None,
                               metadata: Mapping[str, Any] | None = None) -> list[Trajectory]:
     """One trajectory per trained role with calls in a finished training-graph episode.
 
@@ -183,11 +188,12 @@ def trajectories_from_episode(final_state: Mapping[str, Any], trained_roles: Seq
         raise ValueError("the state has no `trajectory`/`calls`: run the episode with build_training_graph")
     calls = [CallRecord(**record) for record in final_state["calls"]]
     task_id = str((final_state.get("problem") or {}).get("task_id", ""))
-    info = {"passed": bool(final_state.get("passed", False)), "episode_stop_reason": final_state.get("stop_reason"),
+    info = {"passed": bool(final_state.get("passed", False)),
+            "episode_stop_reason": final_state.get("stop_reason"),
             "rounds": int(final_state.get("round", len(calls))), **(metadata or {})}
     roles = {c.role for c in calls}
     return [
-        from_records(session["ids"], session["loss_mask"], session["logprobs"], calls, role=role, reward=reward,
-                     task_id=task_id, group_id=group_id, metadata=info)
+        from_records(session["ids"], session["loss_mask"], session["logprobs"], calls, role=role,
+                     reward=reward, task_id=task_id, group_id=group_id, metadata=info)
         for role in trained_roles if role in roles
     ]

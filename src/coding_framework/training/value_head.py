@@ -38,13 +38,15 @@ class ValueHead(torch.nn.Module):
 class Critic(torch.nn.Module):
     """V(s_t) for every position of a (B, T) batch: trunk hidden states -> ``ValueHead``."""
 
-    def __init__(self, backbone: PreTrainedModel, head: ValueHead | None = None, *, shared: bool = False) -> None:
+    def __init__(self, backbone: PreTrainedModel, head: ValueHead | None = None, *,
+                 shared: bool = False) -> None:
         super().__init__()
         self.backbone = backbone
         hidden = backbone.config.hidden_size
         self.head = head or ValueHead(hidden)
         if self.head.hidden_size != hidden:
-            raise ValueError(f"value head expects hidden size {self.head.hidden_size}, the trunk has {hidden}")
+            raise ValueError(f"value head expects hidden size {self.head.hidden_size}, "
+                             f"the trunk has {hidden}")
         self.shared = shared
 
     @classmethod
@@ -55,11 +57,12 @@ class Critic(torch.nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 position_ids: torch.Tensor | None = None) -> torch.Tensor:
         """(B, T) values; the trunk's base model runs without its LM head."""
-        out = self.backbone.base_model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        out = self.backbone.base_model(input_ids=input_ids, attention_mask=attention_mask,
+                                       position_ids=position_ids)
         return self.head(out.last_hidden_state)  # (B, T)
 
-    def response_values(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
-                        response_length: int) -> torch.Tensor:
+    def response_values(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                        position_ids: torch.Tensor, response_length: int) -> torch.Tensor:
         """(B, R) values for a verl-layout batch (responses are the last R columns), zero past the mask."""
         values = self(input_ids, attention_mask, position_ids)[:, -response_length - 1 : -1]  # (B, R)
         return values * attention_mask[:, -response_length:]

@@ -57,12 +57,14 @@ def from_agent_loop_output(output: AgentLoopOutput) -> Trajectory:
     if missing:
         raise ValueError(f"extra_fields lacks {missing}: the output was not made by to_agent_loop_output")
     if output.response_logprobs is None:
-        raise ValueError("the output has no response_logprobs (set actor_rollout_ref.rollout.calculate_log_probs)")
+        raise ValueError("the output has no response_logprobs "
+                         "(set actor_rollout_ref.rollout.calculate_log_probs=True)")
     return Trajectory(
         prompt_ids=list(output.prompt_ids), response_ids=list(output.response_ids),
         response_mask=list(output.response_mask), response_logprobs=list(output.response_logprobs),
-        reward=float(extra["reward"]), role=extra["role"], task_id=extra["task_id"], group_id=extra["group_id"],
-        calls=[CallSpan(**c) for c in extra["calls"]], metadata=dict(extra["metadata"]),
+        reward=float(extra["reward"]), role=extra["role"], task_id=extra["task_id"],
+        group_id=extra["group_id"], calls=[CallSpan(**c) for c in extra["calls"]],
+        metadata=dict(extra["metadata"]),
     )
 
 
@@ -71,8 +73,8 @@ def _width(lengths: list[int], limit: int | None, what: str) -> int:
     if limit is None:
         return longest
     if longest > limit:
-        raise ValueError(f"a {what} has {longest} tokens, more than max_{what}_len={limit}; raise the limit or "
-                         f"drop over-long trajectories before batching")
+        raise ValueError(f"a {what} has {longest} tokens, more than max_{what}_len={limit}; raise the "
+                         "limit or drop over-long trajectories before batching")
     return limit
 
 
@@ -142,7 +144,8 @@ def from_data_proto(data: DataProto) -> list[Trajectory]:
         lr = int(attn[i, p:].sum())
         out.append(Trajectory(
             prompt_ids=b["prompts"][i][attn[i, :p]].tolist(), response_ids=b["responses"][i, :lr].tolist(),
-            response_mask=b["response_mask"][i, :lr].tolist(), response_logprobs=b["rollout_log_probs"][i, :lr].tolist(),
+            response_mask=b["response_mask"][i, :lr].tolist(),
+            response_logprobs=b["rollout_log_probs"][i, :lr].tolist(),
             reward=float(nt["reward"][i]), role=str(nt["role"][i]), task_id=str(nt["task_id"][i]),
             group_id=str(nt["group_id"][i]), calls=[CallSpan(**c) for c in nt["calls"][i]],
             metadata=dict(nt["metadata"][i]),
