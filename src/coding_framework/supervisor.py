@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
@@ -26,6 +26,10 @@ from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark
+
+if TYPE_CHECKING:
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.training.results import TrainingResults
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -256,6 +260,33 @@ class CodingSupervisor:
             task = bar.add_task("generating", total=len(jobs))
             return await self.asolve_many(jobs, on_done=lambda: bar.advance(task))
 
+
+    def train_agents(self, algorithm: str = "grpo", episodes: int | None = None, *,
+                     config: TrainingConfig | str | Path | None = None, run_dir: str | Path | None = None,
+                     seed: int | None = None, resume: bool = False, progress: bool = True) -> TrainingResults:
+        """RL-train the Generator through this workflow (see ``coding_framework.training.trainer``).
+
+        ``config`` is a ``TrainingConfig`` or a YAML path (default: this supervisor's workflow with the
+        training defaults); ``episodes`` sets the steps to ``ceil(episodes / (problems_per_step *
+        group_size))``. Afterwards ``solve``/``evaluate`` use the trained model.
+        """
+        from coding_framework.config import load_config
+        from coding_framework.config.training import TrainingConfig
+        from coding_framework.training.trainer import Trainer, configure
+
+        if isinstance(config, TrainingConfig):
+            base = config
+        elif config is not None:
+            base = load_config(TrainingConfig, config)
+        else:
+            base = TrainingConfig(workflow=self.config)
+        cfg = configure(base, algorithm=algorithm, episodes=episodes, seed=seed)
+        out = Path(run_dir) if run_dir is not None else Path("runs") / f"{cfg.algorithm}-seed{cfg.seed}"
+        results = run_sync(lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run()))
+        agents = self.config.agents.model_copy(update={"model": f"local:{results.final_model_dir}"})
+        self.config = self.config.model_copy(update={"agents": agents})
+        self._agents = None
+        return results
 
 def _problems(benchmark: str | Sequence[Problem], data: str | Path | None, split: str,
               limit: int | None) -> tuple[str, list[Problem]]:

@@ -18,7 +18,6 @@ from coding_framework.config.rewards import RewardConfig
 
 LRSchedule = Literal["constant", "linear", "cosine"]
 RewardNorm = Literal["none", "batch", "running"]
-KLMode = Literal["none", "penalty", "loss"]
 
 
 class DataConfig(StrictModel):
@@ -89,25 +88,9 @@ class AlgorithmSettings(StrictModel):
     minibatches: int = Field(1, ge=1, description="Optimizer steps per epoch; the batch is split this many ways.")
     entropy_coef: float = Field(0.0, ge=0, description="Entropy bonus weight in the policy loss.")
     value_coef: float = Field(0.5, ge=0, description="Weight of the critic's value loss (algorithms with one).")
-    gamma: float = Field(1.0, ge=0, le=1, description="Discount for GAE (critic-based algorithms).")
-    lam: float = Field(1.0, ge=0, le=1, description="GAE lambda (critic-based algorithms).")
-    overrides: dict[str, Any] = Field(default_factory=dict, description="Spec fields to replace, by name.")
-
-
-class KLConfig(StrictModel):
-    """Keeping the policy near a frozen copy of the initial model.
-
-    `penalty` subtracts `coef * kl` from the token rewards (PPO style), `loss` adds `coef * kl` to the loss
-    (GRPO style). With `target` set, verl's adaptive controller moves `coef` toward that KL over `horizon`
-    samples. `max_kl` stops training early when the measured KL exceeds it (a blow-up).
-    """
-
-    mode: KLMode = "none"
-    coef: float = Field(0.0, ge=0, description="Initial KL coefficient.")
-    estimator: str = Field("low_var_kl", description="KL estimator: kl (k1), abs, mse (k2), low_var_kl (k3).")
-    target: float | None = Field(None, gt=0, description="Adaptive controller target KL; null: fixed coef.")
-    horizon: int = Field(10_000, ge=1, description="Adaptive controller horizon in samples.")
-    max_kl: float | None = Field(None, gt=0, description="Early stop when the step's mean KL exceeds this.")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, description="Fields of the algorithm's spec to replace (clip ratios, gamma, lam, ...)."
+    )
 
 
 class CurriculumConfig(StrictModel):
@@ -154,6 +137,15 @@ class EvalConfig(StrictModel):
     baseline: bool = Field(True, description="Also evaluate before the first step.")
 
 
+class AuditConfig(StrictModel):
+    """Each audited step re-scores some of its trajectories with the sampling weights (teacher-forced, fp32)
+    and counts generated tokens whose recorded logprob drifts by more than `tolerance`."""
+
+    every: int = Field(1, ge=0, description="Audit every this many steps (0: never).")
+    rows: int = Field(8, ge=1, description="Trajectories audited per audited step (the first ones).")
+    tolerance: float = Field(1e-3, gt=0, description="Largest accepted |recorded - recomputed| logprob.")
+
+
 class TrainingConfig(StrictModel):
     """One RL run. `workflow` is the multi-turn graph the episodes run (agents, routing, sandbox)."""
 
@@ -169,12 +161,15 @@ class TrainingConfig(StrictModel):
     reward: RewardSettings = Field(default_factory=RewardSettings)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     algo: AlgorithmSettings = Field(default_factory=AlgorithmSettings)
-    kl: KLConfig = Field(default_factory=KLConfig)
+    kl: dict[str, Any] = Field(
+        default_factory=dict, description="Fields of `training.kl.KLConfig` (mode: none|reward|loss, coef, "
+        "estimator, controller, target_kl, horizon, stop_kl, stop_patience); validated when the trainer is built."
+    )
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
-    audit_tolerance: float = Field(1e-3, gt=0, description="Largest logprob drift the auditor accepts.")
+    audit: AuditConfig = Field(default_factory=AuditConfig)
 
     def model_path(self) -> Path | None:
         return None if self.model == "embedded" else Path(self.model).expanduser()

@@ -1,0 +1,44 @@
+"""`coding-framework quickstart`: the main job `make quickstart` runs (embedded model, baseline, GRPO, eval)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coding_framework.cli.main import app
+from coding_framework.cli.output import fail, print_result_line
+
+
+@app.command()
+def quickstart(
+    seed: Annotated[int, typer.Option(help="Seeds problem order, sampling and updates.")] = 0,
+    run_dir: Annotated[Path | None, typer.Option(
+        help="Run directory (default: runs/quickstart-seed<N>-<time>).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Training YAML (default: configs/quickstart.yaml).")] = None,
+    progress: Annotated[bool, typer.Option(help="Show progress bars (stderr).")] = True,
+) -> None:
+    """Bootstrap the embedded model, measure held-out pass@1, train with GRPO, measure again.
+
+    Prints a before/after table, writes the report, the MLflow run and the registered model; the last
+    stdout line is JSON with baseline_pass@1, trained_pass@1, heldout_problems, seconds, mlflow_run_id.
+    """
+    from rich.console import Console
+
+    from coding_framework.config import ConfigError
+    from coding_framework.llm.base import EngineError
+    from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.training.checkpoint import CheckpointError
+    from coding_framework.training.quickstart import default_run_dir, quickstart_config, run_quickstart
+
+    try:
+        cfg = quickstart_config(config, seed)
+        result = run_quickstart(cfg, run_dir or default_run_dir(seed), progress=progress)
+    except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
+        fail(str(exc))
+    console = Console()
+    console.print(result.table())
+    console.print(f"report: {result.training.report.get('html')}   mlflow run: {result.mlflow_run_id}", markup=False,
+                  highlight=False)
+    print_result_line(result.summary())

@@ -1,0 +1,39 @@
+"""`coding-framework train`: RL-train the Generator through the multi-turn workflow graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coding_framework.cli.main import app
+from coding_framework.cli.output import fail, print_result_line
+
+
+@app.command()
+def train(
+    run_dir: Annotated[Path, typer.Option(help="Where checkpoints, MLflow store, report and final model go.")],
+    algorithm: Annotated[str | None, typer.Option(
+        help="grpo | ppo | rloo | reinforce_pp | dapo (default: the config's).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="Training YAML, e.g. configs/grpo_basic.yaml (default: built-in defaults).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir.")] = False,
+    seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Override the config's number of steps.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
+) -> None:
+    """Train with RL; the last stdout line is a JSON object with the final metrics."""
+    from coding_framework.config import ConfigError, load_config
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.llm.base import EngineError
+    from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.training.checkpoint import CheckpointError
+    from coding_framework.training.trainer import Trainer
+
+    try:
+        cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, "seed": seed, "steps": steps})
+        results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
+    except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
+        fail(str(exc))
+    print_result_line(results.summary())

@@ -1,0 +1,60 @@
+"""The trained Generator as an MLflow pyfunc model: task statements in, the model's answers out.
+
+``mlflow.pyfunc.load_model(uri).predict(["Write a function add(a, b) ..."])`` renders each statement with
+the Generator's system prompt and chat template, decodes greedily with the local engine and returns the
+answer texts. The Hugging Face model directory travels as the ``hf_model`` artifact.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+import mlflow.pyfunc
+
+from coding_framework.llm.base import SamplingParams
+from coding_framework.problems.prompts import SYSTEM_PROMPT
+
+
+def pip_requirements() -> list[str]:
+    """Pinned requirements of the pyfunc (given explicitly: MLflow's inference would import-scan the env)."""
+    names = ("coding-framework", "torch", "transformers", "tokenizers", "safetensors")
+    out = []
+    for name in names:
+        try:
+            out.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            out.append(name)
+    return out
+
+
+class GeneratorModel(mlflow.pyfunc.PythonModel):
+    """Greedy answers of the trained model; ``params`` may set ``max_new_tokens`` and ``temperature``."""
+
+    def load_context(self, context: Any) -> None:
+        from coding_framework.llm.local import LocalEngine
+
+        self.engine = LocalEngine.from_pretrained(context.artifacts["hf_model"], device="cpu")
+
+    def predict(self, context: Any, model_input: Any, params: dict[str, Any] | None = None) -> list[str]:
+        del context
+        prompts = _statements(model_input)
+        params = params or {}
+        tok = self.engine.tokenizer
+        ids = [
+            tok(tok.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": p}],
+                                        tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+            for p in prompts
+        ]
+        sampling = SamplingParams(max_new_tokens=int(params.get("max_new_tokens", 256)),
+                                  temperature=float(params.get("temperature", 0.0)), seed=0)
+        return [g.text for g in self.engine.generate_batch(ids, sampling)]
+
+
+def _statements(model_input: Any) -> list[str]:
+    if isinstance(model_input, str):
+        return [model_input]
+    if hasattr(model_input, "columns"):  # a pandas DataFrame
+        column = "prompt" if "prompt" in model_input.columns else model_input.columns[0]
+        return [str(x) for x in model_input[column]]
+    return [str(x) for x in model_input]

@@ -1,0 +1,99 @@
+"""From rewarded episodes to training rows: reward shaping (normalisation, clipping) and rollout metrics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from coding_framework.config.training import RewardSettings
+from coding_framework.training.rollout import Episode, RolloutBatch
+from coding_framework.training.trajectory import Trajectory, trajectories_from_episode
+
+
+@dataclass
+class RunningMoments:
+    """Running mean and variance of every reward seen (Chan et al.'s parallel update); checkpointed."""
+
+    count: float = 0.0
+    mean: float = 0.0
+    m2: float = 0.0
+
+    def update(self, values: Sequence[float]) -> None:
+        n = len(values)
+        if n == 0:
+            return
+        b_mean = sum(values) / n
+        b_m2 = sum((v - b_mean) ** 2 for v in values)
+        total = self.count + n
+        delta = b_mean - self.mean
+        self.mean += delta * n / total
+        self.m2 += b_m2 + delta**2 * self.count * n / total
+        self.count = total
+
+    @property
+    def std(self) -> float:
+        return math.sqrt(self.m2 / self.count) if self.count > 1 else 1.0
+
+    def state_dict(self) -> dict[str, float]:
+        return {"count": self.count, "mean": self.mean, "m2": self.m2}
+
+    def load_state_dict(self, state: dict[str, float]) -> None:
+        self.count, self.mean, self.m2 = state["count"], state["mean"], state["m2"]
+
+
+def shape_rewards(raw: Sequence[float], settings: RewardSettings, moments: RunningMoments) -> list[float]:
+    """Normalise (``batch``: this step's mean/std; ``running``: all steps so far) then clip."""
+    values = list(raw)
+    if settings.normalize == "batch" and len(values) > 1:
+        mean = sum(values) / len(values)
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        values = [(v - mean) / (std + 1e-6) for v in values]
+    elif settings.normalize == "running":
+        moments.update(values)
+        values = [(v - moments.mean) / (moments.std + 1e-6) for v in values]
+    if settings.clip is not None:
+        values = [max(-settings.clip, min(settings.clip, v)) for v in values]
+    return values
+
+
+def to_trajectories(episodes: Sequence[Episode], rewards: Sequence[float], roles: Sequence[str],
+                    step: int) -> list[Trajectory]:
+    """Each episode's trained-role rows, with its shaped reward; groups are ``<step>/<problem slot>``."""
+    rows: list[Trajectory] = []
+    for episode, reward in zip(episodes, rewards, strict=True):
+        rows += trajectories_from_episode(episode.state, roles, reward=reward, group_id=f"{step}/{episode.group}",
+                                          metadata={"episode": episode.index, "raw_reward": episode.reward.value})
+    return rows
+
+
+def _std(values: Sequence[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
+    """``reward_mean``/``reward_std`` (raw rewards), ``pass_rate``, rounds, tokens and the share of groups
+    whose episodes all got the same reward (they carry no signal for group-relative algorithms)."""
+    eps = batch.episodes
+    rewards = [e.reward.value for e in eps]
+    groups: dict[int, list[float]] = {}
+    for e in eps:
+        groups.setdefault(e.group, []).append(e.reward.value)
+    flat = sum(1 for g in groups.values() if len(g) > 1 and max(g) == min(g))
+    out: dict[str, Any] = {
+        "reward_mean": sum(rewards) / len(rewards),
+        "reward_std": _std(rewards),
+        "pass_rate": sum(e.passed for e in eps) / len(eps),
+        "first_draft_pass_rate": sum(bool(e.state.get("rounds", [{}])[0].get("passed")) for e in eps) / len(eps),
+        "rounds_mean": sum(e.rounds for e in eps) / len(eps),
+        "episodes": float(len(eps)),
+        "generated_tokens": float(batch.generated_tokens),
+        "flat_group_share": flat / max(1, len(groups)),
+    }
+    for part in ("correctness", "style", "efficiency"):
+        vals = [e.reward.details[part] for e in eps if part in e.reward.details]
+        if vals:
+            out[f"reward/{part}"] = sum(vals) / len(vals)
+    return out

@@ -1,0 +1,197 @@
+"""Experiment tracking: MLflow always (SQLite store in the run directory by default), W&B when asked for.
+
+A ``Tracker`` receives params once, metrics per step, checkpoint directories as artifacts and finally the
+trained model, which MLflow registers in its model registry as a pyfunc wrapping the Hugging Face model
+directory. A resumed run continues the same MLflow run (its id is kept in ``<run_dir>/tracking.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from coding_framework.config.training import TrackingConfig
+from coding_framework.logs import get_logger
+
+log = get_logger(__name__)
+
+TRACKING_FILE = "tracking.json"
+_BAD_CHARS = re.compile(r"[^\w./\- :]")
+
+
+def metric_key(name: str) -> str:
+    """MLflow accepts letters, digits, ``_ - . / :`` and spaces: ``heldout_pass@1`` -> ``heldout_pass_at_1``."""
+    return _BAD_CHARS.sub("_", name.replace("@", "_at_"))
+
+
+def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested config as ``a.b.c -> str(value)`` (MLflow params are flat strings of at most 6000 chars)."""
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = json.dumps(value, default=str)[:6000] if not isinstance(value, str) else value[:6000]
+    return out
+
+
+class Tracker(Protocol):
+    run_id: str
+
+    def log_params(self, params: Mapping[str, Any]) -> None: ...
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int) -> None: ...
+
+    def log_artifacts(self, path: Path, artifact_path: str) -> None: ...
+
+    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]: ...
+
+    def finish(self, status: str) -> None: ...
+
+
+def default_uri(run_dir: Path) -> str:
+    return f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
+
+
+class MLflowTracker:
+    """One MLflow run; a new one, or the one recorded in ``run_dir`` when ``resume`` is set."""
+
+    def __init__(self, config: TrackingConfig, run_dir: Path, resume: bool = False) -> None:
+        from mlflow.tracking import MlflowClient
+
+        self.uri = config.mlflow_uri or default_uri(run_dir)
+        self.client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
+        record = run_dir / TRACKING_FILE
+        if resume and record.is_file():
+            self.run_id = json.loads(record.read_text())["mlflow_run_id"]
+            self.client.update_run(self.run_id, status="RUNNING")
+            return
+        experiment = self.client.get_experiment_by_name(config.experiment)
+        if experiment is None:
+            exp_id = self.client.create_experiment(config.experiment,
+                                                   artifact_location=(run_dir / "mlartifacts").resolve().as_uri())
+        else:
+            exp_id = experiment.experiment_id
+        self.run_id = self.client.create_run(exp_id, run_name=run_dir.name).info.run_id
+        record.write_text(json.dumps({"mlflow_run_id": self.run_id, "mlflow_uri": self.uri}) + "\n")
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        from mlflow.entities import Param
+
+        items = [Param(k, v) for k, v in flatten(params).items()]
+        for i in range(0, len(items), 100):  # MLflow's per-request limit
+            self.client.log_batch(self.run_id, params=items[i : i + 100])
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
+        import time
+
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)
+        items = [Metric(metric_key(k), float(v), stamp, step) for k, v in metrics.items()]
+        self.client.log_batch(self.run_id, metrics=items)
+
+    def log_artifacts(self, path: Path, artifact_path: str) -> None:
+        self.client.log_artifacts(self.run_id, str(path), artifact_path)
+
+    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
+        """Log ``model_dir`` as a pyfunc model in this run and register it under ``registered_name``."""
+        import mlflow
+
+        from coding_framework.training.pyfunc import GeneratorModel, pip_requirements
+
+        previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
+        mlflow.set_tracking_uri(self.uri)
+        mlflow.set_registry_uri(self.uri)
+        mlflow_log = logging.getLogger("mlflow")
+        level = mlflow_log.level
+        mlflow_log.setLevel(logging.ERROR)  # its notes on cloudpickle and signatures are not actionable here
+        try:
+            with mlflow.start_run(run_id=self.run_id), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                info = mlflow.pyfunc.log_model(
+                    name="model", python_model=GeneratorModel(), artifacts={"hf_model": str(model_dir)},
+                    registered_model_name=registered_name, pip_requirements=pip_requirements(),
+                )
+        finally:
+            mlflow_log.setLevel(level)
+            mlflow.set_tracking_uri(previous[0])
+            mlflow.set_registry_uri(previous[1])
+        out = {"model_uri": info.model_uri}
+        if registered_name:
+            out.update(registered_model=registered_name, registered_version=int(info.registered_model_version))
+        return out
+
+    def finish(self, status: str = "FINISHED") -> None:
+        self.client.set_terminated(self.run_id, status=status)
+
+
+class WandbTracker:
+    """Mirrors params and metrics to Weights & Biases (only built when wandb imports and a project is set)."""
+
+    def __init__(self, project: str, run_dir: Path, resume: bool) -> None:
+        import wandb
+
+        record = run_dir / "wandb.json"
+        run_id = json.loads(record.read_text())["id"] if resume and record.is_file() else None
+        self.run = wandb.init(project=project, dir=str(run_dir), id=run_id, resume="allow", name=run_dir.name)
+        self.run_id = self.run.id
+        record.write_text(json.dumps({"id": self.run_id}) + "\n")
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        self.run.config.update(dict(params), allow_val_change=True)
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
+        self.run.log(dict(metrics), step=step)
+
+    def log_artifacts(self, path: Path, artifact_path: str) -> None:
+        del path, artifact_path  # checkpoints stay in MLflow; W&B gets the curves only
+
+    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
+        del model_dir, registered_name
+        return {}
+
+    def finish(self, status: str = "FINISHED") -> None:
+        self.run.finish(exit_code=0 if status == "FINISHED" else 1)
+
+
+class Trackers:
+    """Fans every call out to the configured trackers; MLflow's run id is the run's id."""
+
+    def __init__(self, config: TrackingConfig, run_dir: Path, resume: bool = False) -> None:
+        self.mlflow = MLflowTracker(config, run_dir, resume)
+        self.all: list[Tracker] = [self.mlflow]
+        if config.wandb_project:
+            try:
+                self.all.append(WandbTracker(config.wandb_project, run_dir, resume))
+            except ImportError:
+                log.warning("wandb_unavailable", reason="wandb is not installed; tracking with MLflow only")
+        self.run_id = self.mlflow.run_id
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        for t in self.all:
+            t.log_params(params)
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
+        for t in self.all:
+            t.log_metrics(metrics, step)
+
+    def log_artifacts(self, path: Path, artifact_path: str) -> None:
+        for t in self.all:
+            t.log_artifacts(path, artifact_path)
+
+    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for t in self.all:
+            out.update(t.log_model(model_dir, registered_name))
+        return out
+
+    def finish(self, status: str = "FINISHED") -> None:
+        for t in self.all:
+            t.finish(status)

@@ -1,0 +1,329 @@
+"""The RL training loop: rollout -> score -> update, with held-out evaluation, checkpoints and tracking.
+
+Each step draws problems (``schedule.ProblemSampler``), runs ``group_size`` episodes of each through the
+multi-turn training graph (``rollout.collect``), shapes the rewards (``scoring``), audits a few
+trajectories against the sampling weights (``auditor``), updates the policy (``update.PolicyUpdate``)
+and bumps the engine's policy version. Everything random is derived from the seed and the step, and
+the rest of the state is checkpointed, so ``resume`` continues a killed run exactly (on CPU, with
+the same thread count). Rewards that time code (``efficiency``) are the exception: keep their weight
+at 0 where bit-exact resumes matter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as transformers_logging
+
+from coding_framework.config.loader import ConfigError
+from coding_framework.config.training import TrainingConfig
+from coding_framework.grading import Grader
+from coding_framework.llm.local import LocalEngine
+from coding_framework.logs import get_logger
+from coding_framework.problems import Problem, builtin_problems, synthetic_split
+from coding_framework.rewards import CompositeReward
+from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+from coding_framework.training.auditor import audit
+from coding_framework.training.batch import TrajectoryBatch
+from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
+from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.kl import KLConfig
+from coding_framework.training.losses import rows_for_update
+from coding_framework.training.report import write_report
+from coding_framework.training.results import StepRecord, TrainingResults
+from coding_framework.training.rollout import collect, derive_seed, step_workflow
+from coding_framework.training.schedule import ProblemSampler, temperature_at
+from coding_framework.training.scoring import RunningMoments, rollout_metrics, shape_rewards, to_trajectories
+from coding_framework.training.tracking import Trackers
+from coding_framework.training.update import PolicyUpdate
+
+log = get_logger(__name__)
+
+CONFIG_FILE = "config.json"
+FINAL_MODEL = "final_model"
+
+
+def resolve_spec(config: TrainingConfig) -> tuple[AlgorithmSpec, KLConfig]:
+    """The algorithm spec and KL settings ``config`` names, or a ConfigError saying how to fix them."""
+    try:
+        spec = get_algorithm(config.algorithm, **config.algo.overrides)
+    except ValueError as exc:
+        raise ConfigError(f"algorithm / algo.overrides: {exc}") from None
+    try:
+        kl = KLConfig.model_validate(config.kl)
+    except ValueError as exc:
+        raise ConfigError(f"kl: {exc}") from None
+    return spec, kl
+
+
+def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:
+    """(train, held-out): the synthetic split (optionally some families) plus, optionally, the built-ins."""
+    data = config.data
+    train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
+    if data.families is not None:
+        unknown = sorted(set(data.families) - {p.tags[0] for p in train})
+        if unknown:
+            raise ConfigError(f"data.families: unknown families {unknown}")
+        train = [p for p in train if p.tags[0] in data.families]
+        heldout = [p for p in heldout if p.tags[0] in data.families]
+    if data.include_builtin:
+        train = [*builtin_problems(), *train]
+    return train, heldout[: data.heldout_limit] if data.heldout_limit else heldout
+
+
+def seed_everything(seed: int, threads: int | None) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
+    path = config.model_path()
+    if path is None:
+        from coding_framework.model import ensure_embedded_model
+
+        return ensure_embedded_model(config.embedded, progress=progress)
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"model: {path} is not a Hugging Face model directory (no config.json)")
+    return path
+
+
+class Trainer:
+    """One run in ``run_dir``. ``resume`` continues from its newest valid checkpoint (or starts fresh)."""
+
+    def __init__(self, config: TrainingConfig, run_dir: str | Path, *, resume: bool = False,
+                 progress: bool = True) -> None:
+        self.config, self.run_dir, self.resume, self.progress = config, Path(run_dir), resume, progress
+        transformers_logging.disable_progress_bar()  # save_pretrained's bars would interleave with ours
+        self.spec, self.kl = resolve_spec(config)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._check_run_dir()
+        seed_everything(config.seed, config.threads)
+        self.model_dir = base_model_dir(config, progress)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32)
+        self.engine = LocalEngine(model, self.tokenizer, device="cpu", policy_version="0",
+                                  max_batch_size=config.rollout.max_batch_size)
+        self.model = self.engine.model
+        self.train_problems, self.heldout = split_problems(config)
+        self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
+        self.updater = PolicyUpdate(self.model, self.spec, config.algo, config.optim, self.kl, config.steps,
+                                    config.seed)
+        self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", config.checkpoint.keep_last)
+        self.moments = RunningMoments()
+        self.history: list[StepRecord] = []
+        self.baseline: HeldoutResult | None = None
+        self.audit_totals = {"trajectories": 0.0, "checked_tokens": 0.0, "offending_tokens": 0.0, "max_abs_diff": 0.0}
+        self.step = 0
+
+    def _check_run_dir(self) -> None:
+        saved = self.run_dir / CONFIG_FILE
+        current = self.config.model_dump(mode="json")
+        if self.resume and saved.is_file() and json.loads(saved.read_text()) != current:
+            raise ConfigError(f"{self.run_dir} was started with a different configuration ({saved}); resume it with "
+                              "the same config and seed, or train into a new --run-dir")
+        if not self.resume and (self.run_dir / "checkpoints").is_dir() and any((self.run_dir / "checkpoints").iterdir()):
+            raise ConfigError(f"{self.run_dir} already holds checkpoints: pass --resume to continue that run, or "
+                              "choose a new --run-dir")
+        saved.write_text(json.dumps(current, indent=2) + "\n")
+
+    # -- checkpoints ---------------------------------------------------------------------------------------
+
+    def _write_checkpoint(self, out: Path) -> None:
+        self.model.save_pretrained(out / "model")
+        self.tokenizer.save_pretrained(out / "model")
+        rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+        torch.save({"update": self.updater.state_dict(), "rng": rng}, out / "trainer.pt")
+        state = {
+            "step": self.step, "cursor": self.sampler.cursor, "moments": self.moments.state_dict(),
+            "history": [r.model_dump() for r in self.history], "audit": self.audit_totals,
+            "baseline": self.baseline.model_dump() if self.baseline else None,
+        }
+        (out / "state.json").write_text(json.dumps(state) + "\n")
+
+    def _restore(self, ckpt: Checkpoint) -> None:
+        loaded = AutoModelForCausalLM.from_pretrained(ckpt.path / "model", dtype=torch.float32)
+        self.model.load_state_dict(loaded.state_dict())
+        blob = torch.load(ckpt.path / "trainer.pt", weights_only=False)
+        self.updater.load_state_dict(blob["update"])
+        random.setstate(blob["rng"]["python"])
+        np.random.set_state(blob["rng"]["numpy"])
+        torch.set_rng_state(blob["rng"]["torch"])
+        state = json.loads((ckpt.path / "state.json").read_text())
+        self.step, self.sampler.cursor = state["step"], state["cursor"]
+        self.moments.load_state_dict(state["moments"])
+        self.history = [StepRecord.model_validate(r) for r in state["history"]]
+        self.audit_totals = state["audit"]
+        self.baseline = HeldoutResult.model_validate(state["baseline"]) if state["baseline"] else None
+        self.engine.set_policy_version(str(self.step))
+        log.info("resumed", step=self.step, checkpoint=str(ckpt.path))
+
+    def _save(self, trackers: Trackers) -> Checkpoint:
+        ckpt = self.checkpoints.save(self.step, self._write_checkpoint, meta={"algorithm": self.spec.name})
+        if self.config.tracking.log_checkpoints:
+            trackers.log_artifacts(ckpt.path, f"checkpoints/{ckpt.path.name}")
+        return ckpt
+
+    # -- one step ------------------------------------------------------------------------------------------
+
+    def _evaluate(self, grader: Grader) -> HeldoutResult:
+        ev = self.config.eval
+        return asyncio.run(evaluate_heldout(
+            self.engine, self.config.workflow, grader, self.heldout,
+            max_new_tokens=ev.max_new_tokens or self.config.rollout.max_new_tokens, temperature=ev.temperature,
+            max_rounds=ev.max_rounds, seed=derive_seed(self.config.seed, "eval"),
+        ))
+
+    def _audit(self, trajectories: list[Any]) -> dict[str, float]:
+        report = audit(trajectories[: self.config.audit.rows], self.model, self.tokenizer, self.config.audit.tolerance)
+        for key in ("trajectories", "checked_tokens", "offending_tokens"):
+            self.audit_totals[key] += float(getattr(report, key))
+        self.audit_totals["max_abs_diff"] = max(self.audit_totals["max_abs_diff"], report.max_abs_diff)
+        return {"audit/offending_tokens": float(report.offending_tokens), "audit/max_abs_diff": report.max_abs_diff}
+
+    def train_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
+        cfg, step = self.config, self.step
+        start = time.perf_counter()
+        temperature = temperature_at(step, cfg.steps, cfg.rollout)
+        problems = self.sampler.draw(step, cfg.rollout.problems_per_step)
+        workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, temperature, cfg.rollout.top_p)
+        rollout = asyncio.run(collect(self.engine, workflow, grader, problems, cfg.rollout.group_size,
+                                      derive_seed(cfg.seed, "rollout", step), reward_fn))
+        metrics = rollout_metrics(rollout)
+        shaped = shape_rewards([e.reward.value for e in rollout.episodes], cfg.reward, self.moments)
+        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step)
+        rollout_s = time.perf_counter() - start
+        if cfg.audit.every and step % cfg.audit.every == 0:
+            metrics.update(self._audit(rows))
+        keep = rows_for_update(self.spec, [t.reward for t in rows], [t.group_id for t in rows])
+        metrics["rows_used"] = float(len(keep))
+        update_start = time.perf_counter()
+        if keep:
+            batch = TrajectoryBatch.from_trajectories([rows[i] for i in keep], self.tokenizer.pad_token_id)
+            metrics.update(self.updater.step(batch, step))
+        self.engine.set_policy_version(str(step + 1))
+        update_s = time.perf_counter() - update_start
+        metrics.update({
+            "charts/temperature": temperature, "seconds/rollout": rollout_s, "seconds/update": update_s,
+            "seconds/generate": rollout.seconds["generate"], "seconds/reward": rollout.seconds["reward"],
+            "charts/tokens_per_s": rollout.generated_tokens / max(rollout.seconds["generate"], 1e-9),
+            "charts/samples_per_s": len(rollout.episodes) / max(rollout_s + update_s, 1e-9),
+        })
+        return metrics
+
+    # -- the run -------------------------------------------------------------------------------------------
+
+    def run(self) -> TrainingResults:
+        start = time.perf_counter()
+        ckpt = self.checkpoints.latest() if self.resume else None
+        if ckpt is not None:
+            self._restore(ckpt)
+        trackers = Trackers(self.config.tracking, self.run_dir, resume=self.resume)
+        status = "FAILED"
+        try:
+            if ckpt is None:
+                trackers.log_params({"algorithm": self.spec.name, **self.config.model_dump(mode="json")})
+            with Grader(self.config.workflow.sandbox) as grader:
+                reward_fn = CompositeReward(self.config.reward.function, grader=grader)
+                results = self._loop(grader, reward_fn, trackers, start)
+            results.registered_model = trackers.log_model(results.final_model_dir, self.config.tracking.registered_model)
+            results.mlflow_run_id = trackers.run_id
+            results.seconds = time.perf_counter() - start
+            results.write()
+            status = "FINISHED"
+            return results
+        finally:
+            trackers.finish(status)
+
+    def _loop(self, grader: Grader, reward_fn: CompositeReward, trackers: Trackers, start: float) -> TrainingResults:
+        cfg = self.config
+        if cfg.eval.baseline and self.baseline is None and self.step == 0:
+            self.baseline = self._evaluate(grader)
+            trackers.log_metrics({"heldout_pass@1": self.baseline.pass_at_1}, step=0)
+        early_stop = self.updater.monitor.reason
+        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.fields[info]}"))
+        with Progress(*columns, console=Console(stderr=True), disable=not self.progress) as bar:
+            task = bar.add_task(f"{self.spec.name} steps", total=cfg.steps, completed=self.step, info="")
+            while self.step < cfg.steps and early_stop is None:
+                metrics = self._one_step(grader, reward_fn)
+                self.step += 1
+                self.history.append(StepRecord(step=self.step, metrics=metrics))
+                trackers.log_metrics(metrics, step=self.step)
+                bar.update(task, completed=self.step, info=_progress_info(metrics))
+                if "kl/ref" in metrics and self.updater.monitor.update(metrics["kl/ref"], self.step):
+                    early_stop = self.updater.monitor.reason
+                if self.step % cfg.checkpoint.every == 0 or self.step == cfg.steps or early_stop:
+                    self._save(trackers)
+        return self._finish(grader, trackers, start, early_stop)
+
+    def _one_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
+        started = time.perf_counter()
+        metrics = self.train_step(grader, reward_fn)
+        every = self.config.eval.every
+        if every and (self.step + 1) % every == 0 and self.step + 1 < self.config.steps:
+            result = self._evaluate(grader)
+            metrics.update({"heldout_pass@1": result.pass_at_1, "seconds/eval": result.seconds})
+        metrics["seconds/step"] = time.perf_counter() - started
+        return metrics
+
+    def _finish(self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None) -> TrainingResults:
+        final = self._evaluate(grader)
+        trackers.log_metrics({"heldout_pass@1": final.pass_at_1, "seconds/eval": final.seconds}, step=self.step)
+        final_dir = self.run_dir / FINAL_MODEL
+        self.model.save_pretrained(final_dir)
+        self.tokenizer.save_pretrained(final_dir)
+        last = dict(self.history[-1].metrics) if self.history else {}
+        last["heldout_pass@1"] = final.pass_at_1
+        summary = {"algorithm": self.spec.name, "steps": self.step, "baseline heldout pass@1":
+                   self.baseline.pass_at_1 if self.baseline else None, "final heldout pass@1": final.pass_at_1,
+                   "heldout problems": final.problems}
+        history = [*self.history]
+        if self.baseline is not None:
+            history.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": self.baseline.pass_at_1}))
+        history.append(StepRecord(step=self.step, metrics={"heldout_pass@1": final.pass_at_1}))
+        report = write_report(history, self.run_dir / "report", f"{self.spec.name} on {self.run_dir.name}", summary)
+        trackers.log_artifacts(self.run_dir / "report", "report")
+        ckpts = self.checkpoints.steps()
+        return TrainingResults(
+            algorithm=self.spec.name, seed=self.config.seed, steps=self.step, run_dir=self.run_dir,
+            final_metrics=last, history=self.history, heldout_pass_at_1=final.pass_at_1,
+            baseline_pass_at_1=self.baseline.pass_at_1 if self.baseline else None, heldout_problems=final.problems,
+            heldout_by_family=final.by_family, baseline_by_family=self.baseline.by_family if self.baseline else {},
+            early_stop=early_stop, final_model_dir=final_dir,
+            checkpoint=self.checkpoints.path_for(ckpts[-1]) if ckpts else None, report=report,
+            audit=self.audit_totals, seconds=time.perf_counter() - start,
+        )
+
+
+def _progress_info(metrics: dict[str, float]) -> str:
+    parts = [f"reward {metrics['reward_mean']:.3f}", f"pass {metrics['pass_rate']:.2f}"]
+    if "heldout_pass@1" in metrics:
+        parts.append(f"heldout {metrics['heldout_pass@1']:.2f}")
+    if "kl/ref" in metrics:
+        parts.append(f"kl {metrics['kl/ref']:.4f}")
+    return "  ".join(parts)
+
+
+def configure(base: TrainingConfig, *, algorithm: str | None = None, episodes: int | None = None,
+              seed: int | None = None) -> TrainingConfig:
+    """``base`` with the algorithm, seed and, from an episode budget, the number of steps replaced."""
+    update: dict[str, Any] = {k: v for k, v in {"algorithm": algorithm, "seed": seed}.items() if v is not None}
+    if episodes is not None:
+        if episodes < 1:
+            raise ConfigError(f"episodes must be at least 1, got {episodes}")
+        per_step = base.rollout.problems_per_step * base.rollout.group_size
+        update["steps"] = -(-episodes // per_step)
+    return TrainingConfig.model_validate({**base.model_dump(), **update})

@@ -1,0 +1,212 @@
+"""One policy update on a rollout batch: advantages from the registry's estimator, the registry's policy
+loss, optional critic and KL terms, gradient accumulation over micro-batches and gradient clipping.
+
+Nothing here branches on the algorithm's name: the ``AlgorithmSpec`` says whether a critic is trained
+and how losses aggregate; ``losses`` calls verl's estimator and loss for it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from verl.trainer.ppo import core_algos
+
+from coding_framework.config.training import AlgorithmSettings, OptimConfig
+from coding_framework.training.algorithms import AlgorithmSpec
+from coding_framework.training.batch import TrajectoryBatch, last_token_rewards, score
+from coding_framework.training.kl import (
+    KLConfig,
+    KLMonitor,
+    ReferencePolicy,
+    kl_in_reward,
+    kl_loss,
+    make_controller,
+)
+from coding_framework.training.losses import compute_advantages, policy_loss, value_loss
+from coding_framework.training.rollout import derive_seed
+from coding_framework.training.schedule import lr_factor
+from coding_framework.training.value_head import ValueHead
+
+
+@dataclass
+class Prepared:
+    """What the update needs besides the batch, all (B, R) and without grad."""
+
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    values: torch.Tensor | None
+    ref_logprobs: torch.Tensor | None
+
+
+def _chunks(rows: Sequence[int], size: int) -> list[list[int]]:
+    return [list(rows[i : i + size]) for i in range(0, len(rows), size)]
+
+
+def _trim(t: torch.Tensor | None, rows: list[int], width: int) -> torch.Tensor | None:
+    return None if t is None else t[rows, :width]
+
+
+def _micro_weight(mode: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) -> float:
+    """The share of a mini-batch's loss one micro-batch carries, so accumulated gradients equal the
+    mini-batch's: token shares for token-mean aggregation, row shares for per-sequence means."""
+    if mode == "token-mean":
+        return float(micro_mask.sum() / mini_mask.sum().clamp(min=1))
+    if mode.startswith("seq-mean"):
+        return micro_mask.shape[0] / mini_mask.shape[0]
+    return 1.0
+
+
+class PolicyUpdate:
+    """Owns the optimizers, LR schedules, reference policy, critic and KL controller of one run."""
+
+    def __init__(self, model: torch.nn.Module, spec: AlgorithmSpec, algo: AlgorithmSettings, optim: OptimConfig,
+                 kl: KLConfig, total_steps: int, seed: int) -> None:
+        self.model, self.spec, self.algo, self.optim, self.kl = model, spec, algo, optim, kl
+        self.seed = seed
+        steps = total_steps * algo.epochs * algo.minibatches
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=optim.lr, betas=optim.betas,
+                                           weight_decay=optim.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, steps, optim))
+        # The critic is a value head on the policy's (detached) hidden states: one trunk forward serves
+        # both, and value gradients never move the policy.
+        self.critic: ValueHead | None = None
+        self.critic_optimizer: torch.optim.Optimizer | None = None
+        if spec.needs_critic:
+            self.critic = ValueHead(model.config.hidden_size)
+            self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=optim.critic_lr)
+        keep_reference = kl.mode != "none" or kl.stop_kl is not None
+        self.reference = ReferencePolicy(model).model if keep_reference else None
+        self.controller = make_controller(kl)
+        self.monitor = KLMonitor.from_config(kl)
+
+    # -- before the gradient steps -----------------------------------------------------------------------
+
+    @torch.no_grad()
+    def prepare(self, batch: TrajectoryBatch) -> tuple[Prepared, dict[str, float]]:
+        """Reference logprobs, critic values, KL-shaped token rewards and advantages for ``batch``."""
+        metrics: dict[str, float] = {}
+        ref = self._forward_all(batch, self.reference) if self.reference is not None else None
+        values = self._values_all(batch) if self.critic is not None else None
+        scores = last_token_rewards(batch, batch.rewards)  # (B, R)
+        mask = batch.response_mask
+        if ref is not None:
+            kld = core_algos.kl_penalty(batch.old_logprobs, ref, kl_penalty=self.kl.estimator) * mask
+            metrics["kl/ref"] = float(kld.sum() / mask.sum().clamp(min=1))
+            if self.kl.mode == "reward":
+                scores, m = kl_in_reward(scores, batch.old_logprobs, ref, mask, self.controller, self.kl.estimator)
+                metrics.update(m)
+        advantages, returns = compute_advantages(self.spec, scores, mask, batch.group_ids, values)
+        metrics["charts/advantage_abs_mean"] = float((advantages.abs() * mask).sum() / mask.sum().clamp(min=1))
+        return Prepared(advantages, returns, values, ref), metrics
+
+    def _forward_all(self, batch: TrajectoryBatch, model: torch.nn.Module) -> torch.Tensor:
+        out = torch.zeros_like(batch.old_logprobs)
+        for rows in _chunks(range(len(batch)), self.optim.micro_batch_size):
+            sub = batch.select(rows)
+            out[rows, : sub.response_mask.shape[1]] = score(model, sub).logprobs
+        return out
+
+    def _values_all(self, batch: TrajectoryBatch) -> torch.Tensor:
+        assert self.critic is not None
+        out = torch.zeros_like(batch.old_logprobs)
+        for rows in _chunks(range(len(batch)), self.optim.micro_batch_size):
+            sub = batch.select(rows)
+            out[rows, : sub.response_mask.shape[1]] = self.critic(score(self.model, sub).hidden) * sub.response_mask
+        return out
+
+    # -- the gradient steps --------------------------------------------------------------------------------
+
+    def step(self, batch: TrajectoryBatch, step: int) -> dict[str, float]:
+        """``epochs`` passes over ``batch`` in ``minibatches`` optimizer steps each; the step's metrics."""
+        prepared, metrics = self.prepare(batch)
+        sums: dict[str, list[float]] = defaultdict(list)
+        for epoch in range(self.algo.epochs):
+            gen = torch.Generator().manual_seed(derive_seed(self.seed, "minibatch", step, epoch))
+            order = torch.randperm(len(batch), generator=gen).tolist()
+            size = -(-len(order) // self.algo.minibatches)
+            for mini in _chunks(order, size):
+                for k, v in self._minibatch(batch, prepared, mini).items():
+                    sums[k].append(v)
+        metrics.update({k: sum(v) / len(v) for k, v in sums.items()})
+        metrics["charts/lr"] = self.scheduler.get_last_lr()[0]
+        metrics["kl/coef"] = float(self.controller.value)
+        return metrics
+
+    def _minibatch(self, batch: TrajectoryBatch, prepared: Prepared, rows: list[int]) -> dict[str, float]:
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.critic_optimizer is not None:
+            self.critic_optimizer.zero_grad(set_to_none=True)
+        mini_mask = batch.response_mask[rows]
+        sums: dict[str, float] = defaultdict(float)
+        for micro in _chunks(rows, self.optim.micro_batch_size):
+            sub = batch.select(micro)
+            weight = _micro_weight(self.spec.loss_agg_mode, sub.response_mask, mini_mask)
+            loss, m = self._loss(sub, prepared, micro)
+            (loss * weight).backward()
+            for k, v in m.items():
+                sums[k] += v * weight
+        if self.optim.grad_clip is not None:
+            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
+        else:
+            norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in self.model.parameters()
+                                                         if p.grad is not None]))
+        self.optimizer.step()
+        self.scheduler.step()
+        if self.critic_optimizer is not None:
+            self.critic_optimizer.step()
+        sums["charts/grad_norm"] = float(norm)
+        return dict(sums)
+
+    def _loss(self, sub: TrajectoryBatch, prepared: Prepared, rows: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
+        width = sub.response_mask.shape[1]
+        mask = sub.response_mask
+        scored = score(self.model, sub, entropy=True)
+        adv = _trim(prepared.advantages, rows, width)
+        loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask)
+        entropy = core_algos.agg_loss(loss_mat=scored.entropy, loss_mask=mask, loss_agg_mode=self.spec.loss_agg_mode)
+        metrics["losses/entropy"] = float(entropy.detach())
+        loss = loss - self.algo.entropy_coef * entropy
+        if self.kl.mode == "loss" and prepared.ref_logprobs is not None:
+            kl_term, m = kl_loss(scored.logprobs, _trim(prepared.ref_logprobs, rows, width), mask,
+                                 self.kl.estimator, self.spec.loss_agg_mode)
+            loss = loss + self.controller.value * kl_term
+            metrics.update(m)
+        if self.critic is not None and prepared.values is not None:
+            vpreds = self.critic(scored.hidden.detach())  # (B, R): the critic does not move the policy
+            v_loss, m = value_loss(self.spec, vpreds, _trim(prepared.returns, rows, width),
+                                   _trim(prepared.values, rows, width), mask)
+            loss = loss + self.algo.value_coef * v_loss
+            metrics.update(m)
+        metrics["losses/total"] = float(loss.detach())
+        return loss, metrics
+
+    # -- checkpointing ---------------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, object]:
+        state: dict[str, object] = {
+            "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+            "kl_coef": float(self.controller.value),
+            "kl_monitor": {"over": self.monitor.over, "reason": self.monitor.reason},
+        }
+        if self.critic is not None and self.critic_optimizer is not None:
+            state["critic"] = self.critic.state_dict()
+            state["critic_optimizer"] = self.critic_optimizer.state_dict()
+        if self.reference is not None:
+            state["reference"] = self.reference.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.controller.value = state["kl_coef"]
+        self.monitor.over = state["kl_monitor"]["over"]
+        self.monitor.reason = state["kl_monitor"]["reason"]
+        if self.critic is not None and self.critic_optimizer is not None:
+            self.critic.load_state_dict(state["critic"])
+            self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        if self.reference is not None:
+            self.reference.load_state_dict(state["reference"])
+
