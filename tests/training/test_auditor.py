@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 import pytest
@@ -114,3 +115,22 @@ def test_text_that_does_not_decode_from_the_ids_is_detected() -> None:
     assert [(i.kind, i.turn) for i in report.issues] == [("text", 0)]
     with pytest.raises(ValueError, match="tolerance"):
         audit([traj], _engine().model, _engine().tokenizer, tolerance=0)
+
+
+async def test_rollouts_decoded_together_with_left_padding_pass() -> None:
+    """Concurrent ``agenerate`` calls are micro-batched (unequal prompts, left padding): still within 1e-4."""
+    engine = _engine()
+    sessions = []
+    for i in range(4):
+        session = TokenSession(engine.tokenizer)
+        user = {"role": "user", "content": "add " * (1 + 3 * i)}
+        session.add_messages([{"role": "system", "content": "S"}, user])
+        sessions.append(session)
+    for turn in range(2):
+        await asyncio.gather(*(s.agenerate(engine, SamplingParams(max_new_tokens=16, seed=10 * turn + i),
+                                           role="generator") for i, s in enumerate(sessions)))
+        for s in sessions:
+            s.add_messages([{"role": "user", "content": "again"}])
+    report = audit([Trajectory.from_session(s) for s in sessions], engine.model, engine.tokenizer)
+    assert report.passed, report.summary()
+    assert report.checked_tokens > 8
