@@ -12,8 +12,13 @@ from coding_framework.cli.solve import read_problem
 from coding_framework.problems import Problem
 from tests.fakes.models import tiny_model_dir
 
-ADD = Problem(task_id="t/add", prompt="Write add(a, b).", entry_point="add", prompt_is_code=False,
-              test_code="assert add(1, 2) == 3\n")
+ADD = Problem(
+    task_id="t/add",
+    prompt="Write add(a, b).",
+    entry_point="add",
+    prompt_is_code=False,
+    test_code="assert add(1, 2) == 3\n",
+)
 
 
 CLI = str(Path(sys.executable).with_name("coding-framework"))
@@ -46,7 +51,9 @@ def test_bad_problem_files_name_the_problem(tmp_path) -> None:
 def test_cli_errors_are_one_line_without_traceback(tmp_path) -> None:
     done = _cli("solve")
     assert done.returncode == 2
-    assert done.stderr.strip() == 'error: give the problem as text ("...") or with --problem-file FILE, not both'
+    assert (
+        done.stderr.strip() == 'error: give the problem as text ("...") or with --problem-file FILE, not both'
+    )
     bad_model = _cli("solve", "Reverse a string.", "--model", "gpt:nothing")
     assert bad_model.returncode == 2 and "unrecognised LLM spec" in bad_model.stderr
     assert "Traceback" not in bad_model.stderr
@@ -57,7 +64,9 @@ def test_cli_solve_json_last_line_with_a_local_model(tmp_path) -> None:
     model = tiny_model_dir(tmp_path / "tiny")
     problem = tmp_path / "add.json"
     problem.write_text(ADD.model_dump_json())
-    done = _cli("solve", "--problem-file", str(problem), "--model", f"local:{model}", "--max-rounds", "2", "--json")
+    done = _cli(
+        "solve", "--problem-file", str(problem), "--model", f"local:{model}", "--max-rounds", "2", "--json"
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert isinstance(result["code"], str) and isinstance(result["passed"], bool)

@@ -12,18 +12,32 @@ from coding_framework.supervisor import CodingSupervisor, SolveResult
 from tests.fakes.chat import ScriptedChatModel, fenced
 from tests.fakes.grader import InProcessGrader
 
-ADD = Problem(task_id="t/add", prompt="Write add(a, b).", entry_point="add", prompt_is_code=False,
-              test_code="assert add(1, 2) == 3\nassert add(0, 0) == 0\n")
-SUB = Problem(task_id="t/sub", prompt="Write sub(a, b).", entry_point="sub", prompt_is_code=False,
-              test_code="assert sub(3, 2) == 1\n")
+ADD = Problem(
+    task_id="t/add",
+    prompt="Write add(a, b).",
+    entry_point="add",
+    prompt_is_code=False,
+    test_code="assert add(1, 2) == 3\nassert add(0, 0) == 0\n",
+)
+SUB = Problem(
+    task_id="t/sub",
+    prompt="Write sub(a, b).",
+    entry_point="sub",
+    prompt_is_code=False,
+    test_code="assert sub(3, 2) == 1\n",
+)
 
 
 def _config(**graph) -> WorkflowConfig:
-    return WorkflowConfig(agents=AgentsConfig(reviewer=ReviewerConfig(backend="none")), graph=GraphConfig(**graph))
+    return WorkflowConfig(
+        agents=AgentsConfig(reviewer=ReviewerConfig(backend="none")), graph=GraphConfig(**graph)
+    )
 
 
 def test_solve_a_problem_returns_code_verdict_rounds_and_feedback() -> None:
-    model = ScriptedChatModel(answers=[fenced("def add(a, b):\n    return 0"), fenced("def add(a, b):\n    return a + b")])
+    model = ScriptedChatModel(
+        answers=[fenced("def add(a, b):\n    return 0"), fenced("def add(a, b):\n    return a + b")]
+    )
     with CodingSupervisor(_config(), chat_model=model, grader=InProcessGrader()) as sup:
         result = sup.solve(ADD)
     assert isinstance(result, SolveResult)
@@ -36,7 +50,9 @@ def test_solve_a_problem_returns_code_verdict_rounds_and_feedback() -> None:
 
 def test_solve_free_text_never_passes() -> None:
     model = ScriptedChatModel(answers=[fenced("def solution(s):\n    return s[::-1]")])
-    result = CodingSupervisor(_config(), chat_model=model, grader=InProcessGrader()).solve("Reverse a string.")
+    result = CodingSupervisor(_config(), chat_model=model, grader=InProcessGrader()).solve(
+        "Reverse a string."
+    )
     assert result.passed is False
     assert result.stop_reason == "untested"
     assert "no tests" in result.feedback[0]
@@ -57,8 +73,11 @@ def test_checkpointed_runs_can_be_inspected_and_resumed(tmp_path) -> None:
     crashing = ScriptedChatModel(answers=[fenced("def add(a, b):\n    return 0")] * 2, fail_on_call=1)
     with pytest.raises(RuntimeError, match="scripted failure"):
         CodingSupervisor(config, chat_model=crashing, grader=InProcessGrader()).solve(ADD, thread_id="run-7")
-    sup = CodingSupervisor(config, chat_model=ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")]),
-                           grader=InProcessGrader())
+    sup = CodingSupervisor(
+        config,
+        chat_model=ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")]),
+        grader=InProcessGrader(),
+    )
     before = sup.inspect("run-7")
     assert before[-1]["next"] == ["generate"] and before[-1]["values"]["round"] == 1
     result = sup.resume("run-7")
@@ -67,7 +86,7 @@ def test_checkpointed_runs_can_be_inspected_and_resumed(tmp_path) -> None:
 
 
 def test_resume_without_checkpoints_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="set graph.checkpoint_db"):
+    with pytest.raises(ValueError, match=r"set graph\.checkpoint_db"):
         CodingSupervisor(_config(), chat_model=ScriptedChatModel(), grader=InProcessGrader()).resume("x")
 
 
@@ -82,8 +101,9 @@ def test_evaluate_computes_pass_at_k_from_final_grading(tmp_path) -> None:
             return fenced(f"def sub(a, b):\n    return {body}")
         return fenced("def add(a, b):\n    return a + b")
 
-    sup = CodingSupervisor(_config(max_rounds=1), chat_model=ScriptedChatModel(respond=respond),
-                           grader=InProcessGrader())
+    sup = CodingSupervisor(
+        _config(max_rounds=1), chat_model=ScriptedChatModel(respond=respond), grader=InProcessGrader()
+    )
     report = sup.evaluate([ADD, SUB], n_samples=2, ks=(1, 2), progress=False)
     assert report.problems == 2 and report.n_samples == 2 and len(report.samples) == 4
     assert report.pass_at_k == {"pass@1": pytest.approx((1.0 + 0.5) / 2), "pass@2": pytest.approx(1.0)}
@@ -113,7 +133,9 @@ def test_evaluate_a_named_benchmark_with_the_real_grader() -> None:
         return fenced(problem.solutions[0])
 
     with Grader() as grader:
-        sup = CodingSupervisor(_config(max_rounds=1), chat_model=ScriptedChatModel(respond=respond), grader=grader)
+        sup = CodingSupervisor(
+            _config(max_rounds=1), chat_model=ScriptedChatModel(respond=respond), grader=grader
+        )
         report = sup.evaluate("builtin", limit=4, ks=(1,), progress=False)
     assert report.benchmark == "builtin" and report.problems == 4
     assert report.pass_at_k == {"pass@1": 1.0}

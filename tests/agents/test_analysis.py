@@ -4,7 +4,7 @@ import pytest
 
 from coding_framework.agents.analysis import complexity_findings, function_metrics, lint_findings
 
-BRANCHY = '''
+BRANCHY = """
 def f(x):
     if x and x > 1 or x < -1:
         for i in range(3):
@@ -15,7 +15,7 @@ def f(x):
                     except ValueError:
                         return None
     return [a for a in range(x) if a if a % 2]
-'''
+"""
 
 
 def test_metrics_count_decisions_nesting_and_length() -> None:

@@ -10,7 +10,9 @@ from tests.fakes.chat import ScriptedChatModel, fenced
 
 
 async def test_state_round_trips_through_json(add_problem) -> None:
-    generator = CodeGenerator(chat_model=ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")]))
+    generator = CodeGenerator(
+        chat_model=ScriptedChatModel(answers=[fenced("def add(a, b):\n    return a + b")])
+    )
     await generator.adraft(add_problem)
     dumped = json.loads(json.dumps(generator.dump_state()))
     restored = CodeGenerator(chat_model=ScriptedChatModel())

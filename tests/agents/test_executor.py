@@ -19,8 +19,13 @@ from tests.fakes.grader import InProcessGrader
 def _failed(**kw) -> ExecutionResult:
     tests = [
         Outcome(index=0, source="assert f(1) == 1", passed=True),
-        Outcome(index=1, source="assert f(2) == 4", passed=False, error_type="AssertionError",
-                    message="assert 3 == 4"),
+        Outcome(
+            index=1,
+            source="assert f(2) == 4",
+            passed=False,
+            error_type="AssertionError",
+            message="assert 3 == 4",
+        ),
         Outcome(index=2, source="assert f(3) == 9", passed=False, error_type="TypeError", message="bad"),
     ]
     return ExecutionResult(passed=False, status="failed", tests=tests, tests_passed=1, tests_total=3, **kw)
@@ -41,9 +46,14 @@ def test_feedback_truncates_output_and_total_length() -> None:
     assert len(text) <= 300
 
 
-@pytest.mark.parametrize(("status", "expected"), [
-    ("timeout", "ran out of time"), ("memory", "ran out of memory"), ("crashed", "crashed the interpreter"),
-])
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        ("timeout", "ran out of time"),
+        ("memory", "ran out of memory"),
+        ("crashed", "crashed the interpreter"),
+    ],
+)
 def test_feedback_names_resource_limits(status: str, expected: str) -> None:
     result = ExecutionResult(passed=False, status=status, tests_total=4, tests_passed=1)
     text = feedback_from_result(result, True, ExecutorConfig())
@@ -52,7 +62,9 @@ def test_feedback_names_resource_limits(status: str, expected: str) -> None:
 
 
 def test_feedback_for_code_that_never_reaches_the_tests() -> None:
-    result = ExecutionResult(passed=False, status="error", error_type="SyntaxError", error_message="bad (line 2)")
+    result = ExecutionResult(
+        passed=False, status="error", error_type="SyntaxError", error_message="bad (line 2)"
+    )
     text = feedback_from_result(result, True, ExecutorConfig())
     assert text == "The code failed before any test ran: SyntaxError: bad (line 2)"
 
@@ -61,7 +73,9 @@ def test_feedback_without_tests_never_claims_success() -> None:
     clean = ExecutionResult(passed=False, status="error", error_type="NoTests", error_message="no assertions")
     assert "no tests, so correctness was not checked" in feedback_from_result(clean, False, ExecutorConfig())
     broken = ExecutionResult(passed=False, status="error", error_type="KeyError", error_message="1")
-    assert feedback_from_result(broken, False, ExecutorConfig()).startswith("The code failed to run: KeyError: 1")
+    assert feedback_from_result(broken, False, ExecutorConfig()).startswith(
+        "The code failed to run: KeyError: 1"
+    )
 
 
 def test_assemble_keeps_prompt_context_and_replaces_the_stub(stub_problem) -> None:
@@ -99,7 +113,9 @@ async def test_executor_grades_full_functions_and_bodies(stub_problem) -> None:
 async def test_free_text_code_runs_but_never_passes() -> None:
     executor = CodeExecutor(InProcessGrader())
     problem = problem_from_text("Write a function fib(n) returning the n-th Fibonacci number.")
-    result = await executor.aexecute(problem, "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n")
+    result = await executor.aexecute(
+        problem, "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+    )
     assert result.passed is False
     assert result.has_tests is False
     assert "no tests" in result.feedback

@@ -5,12 +5,15 @@ import pytest
 from coding_framework.agents.freeform import has_tests, problem_from_text
 
 
-@pytest.mark.parametrize(("text", "entry"), [
-    ("Write a function fib(n) that returns the n-th Fibonacci number.", "fib"),
-    ("Implement `def rev_words(s: str) -> str` reversing word order.", "rev_words"),
-    ("Create a function named `is_even(n)`.", "is_even"),
-    ("Reverse a string.", "solution"),
-])
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        ("Write a function fib(n) that returns the n-th Fibonacci number.", "fib"),
+        ("Implement `def rev_words(s: str) -> str` reversing word order.", "rev_words"),
+        ("Create a function named `is_even(n)`.", "is_even"),
+        ("Reverse a string.", "solution"),
+    ],
+)
 def test_entry_point_comes_from_the_text(text: str, entry: str) -> None:
     problem = problem_from_text(text)
     assert problem.entry_point == entry

@@ -54,13 +54,18 @@ async def test_training_mode_builds_one_token_exact_session(add_problem) -> None
     assert second.code == "def add(a, b):\n    return a + b\n"
     assert (r1["turn"], r2["turn"], r2["role"]) == (0, 1, "generator")
     # The second prompt continues the first call's exact ids: token-in/token-out, nothing re-tokenized.
-    assert r2["prompt_ids"][: len(r1["prompt_ids"]) + len(r1["response_ids"])] == r1["prompt_ids"] + r1["response_ids"]
+    assert (
+        r2["prompt_ids"][: len(r1["prompt_ids"]) + len(r1["response_ids"])]
+        == r1["prompt_ids"] + r1["response_ids"]
+    )
     assert engine.prompts == [r1["prompt_ids"], r2["prompt_ids"]]
     traj = second.trajectory
     assert len(traj["ids"]) == len(traj["loss_mask"]) == len(traj["logprobs"])
     trained = [i for i, m in enumerate(traj["loss_mask"]) if m]
-    expected = [*range(r1["start"], r1["start"] + len(r1["response_ids"])),
-                *range(r2["start"], r2["start"] + len(r2["response_ids"]))]
+    expected = [
+        *range(r1["start"], r1["start"] + len(r1["response_ids"])),
+        *range(r2["start"], r2["start"] + len(r2["response_ids"])),
+    ]
     assert trained == expected
     assert [traj["ids"][i] for i in trained] == r1["response_ids"] + r2["response_ids"]
     assert [traj["logprobs"][i] for i in trained] == r1["logprobs"] + r2["logprobs"]

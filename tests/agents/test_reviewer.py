@@ -6,14 +6,21 @@ from coding_framework.config.agents import ReviewerConfig
 from tests.fakes.chat import ScriptedChatModel
 
 FAILED = Execution(
-    passed=False, status="failed", has_tests=True, tests_passed=0, tests_total=2, feedback="0/2 tests passed.",
+    passed=False,
+    status="failed",
+    has_tests=True,
+    tests_passed=0,
+    tests_total=2,
+    feedback="0/2 tests passed.",
     failures=["test 1 `assert f(1) == 2` -> AssertionError", "test 2 `assert f(2) == 3` -> AssertionError"],
 )
 
 
 async def test_static_review_combines_tests_lint_and_complexity(add_problem) -> None:
     code = "import os\n\ndef add(a, b):\n    if a:\n        if b:\n            return a - b\n    return 0\n"
-    review = await StaticReviewer(ReviewerConfig(max_nesting=1, lint_select=["F"])).areview(add_problem, code, FAILED)
+    review = await StaticReviewer(ReviewerConfig(max_nesting=1, lint_select=["F"])).areview(
+        add_problem, code, FAILED
+    )
     kinds = [f.kind for f in review.findings]
     assert kinds == ["test", "lint", "complexity"]
     assert review.findings[0].message.startswith("test 2")  # the Executor already quoted test 1

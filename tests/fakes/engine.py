@@ -10,7 +10,8 @@ from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.model.tokenizer import IM_END, tokenizer_from_texts
 
 _CORPUS = [
-    "def add(a, b):\n    return a + b\n", "You are a Python programmer. Answer with one complete Python function.",
+    "def add(a, b):\n    return a + b\n",
+    "You are a Python programmer. Answer with one complete Python function.",
     "Your function is wrong: tests passed. Fix it. Here is the function:\n```python\n```\n",
     "for i in range(10):\n    if i % 2 == 0:\n        print(i)\n",
 ]
@@ -27,8 +28,12 @@ class ScriptedEngine:
     Logprobs are a deterministic function of the position, so tests can check they land where they should.
     """
 
-    def __init__(self, answers: Sequence[str] = (), respond: Callable[[str], str] | None = None,
-                 policy_version: str = "test-0") -> None:
+    def __init__(
+        self,
+        answers: Sequence[str] = (),
+        respond: Callable[[str], str] | None = None,
+        policy_version: str = "test-0",
+    ) -> None:
         self.tokenizer = tiny_tokenizer()
         self.policy_version = policy_version
         self.answers = list(answers)
@@ -45,8 +50,13 @@ class ScriptedEngine:
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][: params.max_new_tokens - 1]
         ids.append(self.tokenizer.convert_tokens_to_ids(IM_END))
         logprobs = [-0.01 * ((len(prompt) + i) % 7 + 1) for i in range(len(ids))]
-        return Generation(token_ids=ids, logprobs=logprobs, text=self.tokenizer.decode(ids, skip_special_tokens=True),
-                          stop_reason="eos", policy_version=self.policy_version)
+        return Generation(
+            token_ids=ids,
+            logprobs=logprobs,
+            text=self.tokenizer.decode(ids, skip_special_tokens=True),
+            stop_reason="eos",
+            policy_version=self.policy_version,
+        )
 
     def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         return [self.generate(p, params) for p in prompts]

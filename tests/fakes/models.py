@@ -1,4 +1,4 @@
-"""A tiny randomly initialised Qwen2 saved as a model directory: a real `local:` backend with no weights to fetch.
+"""A tiny randomly initialised Qwen2 saved as a model directory: a real `local:` backend, nothing to fetch.
 
 Its answers are noise, so tests using it check the plumbing (CLI output, server runs), not solutions.
 """
@@ -11,8 +11,9 @@ from coding_framework.config.model import ArchitectureSettings
 from coding_framework.model.architecture import init_model
 from tests.fakes.engine import tiny_tokenizer
 
-TINY = ArchitectureSettings(hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64,
-                            max_positions=4096)
+TINY = ArchitectureSettings(
+    hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, max_positions=4096
+)
 
 
 def tiny_model_dir(path: Path) -> Path:

@@ -13,8 +13,13 @@ from tests.fakes.grader import InProcessGrader
 
 
 def _problem(name: str, op: str) -> Problem:
-    return Problem(task_id=f"t/{name}", prompt=f"Write {name}(a, b).", entry_point=name, prompt_is_code=False,
-                   test_code=f"assert {name}(6, 3) == 6 {op} 3\n")
+    return Problem(
+        task_id=f"t/{name}",
+        prompt=f"Write {name}(a, b).",
+        entry_point=name,
+        prompt_is_code=False,
+        test_code=f"assert {name}(6, 3) == 6 {op} 3\n",
+    )
 
 
 PROBLEMS = [_problem("add", "+"), _problem("sub", "-"), _problem("mul", "*")]
@@ -38,8 +43,11 @@ async def test_batched_episodes_end_exactly_like_single_episodes(review: str) ->
     config = GraphConfig(max_rounds=3, review=review)
 
     def agents():
-        return build_agents(AgentsConfig(reviewer=ReviewerConfig(lint_select=["F"])), InProcessGrader(),
-                            chat_model=ScriptedChatModel(respond=_respond))
+        return build_agents(
+            AgentsConfig(reviewer=ReviewerConfig(lint_select=["F"])),
+            InProcessGrader(),
+            chat_model=ScriptedChatModel(respond=_respond),
+        )
 
     single = build_graph(agents(), config)
     expected = [await single.ainvoke(dict(i)) for i in INPUTS]
@@ -51,10 +59,14 @@ async def test_batched_episodes_end_exactly_like_single_episodes(review: str) ->
 
 
 async def test_batched_graph_without_reviewer() -> None:
-    agents = build_agents(AgentsConfig(reviewer=ReviewerConfig(backend="none")), InProcessGrader(),
-                          chat_model=ScriptedChatModel(respond=_respond))
+    agents = build_agents(
+        AgentsConfig(reviewer=ReviewerConfig(backend="none")),
+        InProcessGrader(),
+        chat_model=ScriptedChatModel(respond=_respond),
+    )
     out = await build_batched_graph(agents, GraphConfig(max_rounds=2)).ainvoke(
-        {"episodes": [dict(i) for i in INPUTS]})
+        {"episodes": [dict(i) for i in INPUTS]}
+    )
     assert [e["round"] for e in out["episodes"]] == [1, 2, 2, 1]
     assert all("review" not in r for e in out["episodes"] for r in e["rounds"])
 

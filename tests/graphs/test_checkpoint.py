@@ -16,8 +16,9 @@ async def test_interrupted_episode_resumes_from_its_sqlite_checkpoint(tmp_path, 
     db = tmp_path / "runs" / "checkpoints.sqlite"
     crashing = ScriptedChatModel(answers=[WRONG, RIGHT], fail_on_call=1)
     async with sqlite_checkpointer(db) as saver:
-        graph = build_inference_graph(WorkflowConfig(), grader=InProcessGrader(), chat_model=crashing,
-                                      checkpointer=saver)
+        graph = build_inference_graph(
+            WorkflowConfig(), grader=InProcessGrader(), chat_model=crashing, checkpointer=saver
+        )
         with pytest.raises(RuntimeError, match="scripted failure on call 1"):
             await graph.ainvoke({"problem": add_problem.model_dump()}, thread("ep-1"))
     assert db.is_file()
@@ -25,8 +26,9 @@ async def test_interrupted_episode_resumes_from_its_sqlite_checkpoint(tmp_path, 
     # A fresh process: new graph, new model, same database. Round 1 is not redone.
     fresh = ScriptedChatModel(answers=[RIGHT])
     async with sqlite_checkpointer(db) as saver:
-        graph = build_inference_graph(WorkflowConfig(), grader=InProcessGrader(), chat_model=fresh,
-                                      checkpointer=saver)
+        graph = build_inference_graph(
+            WorkflowConfig(), grader=InProcessGrader(), chat_model=fresh, checkpointer=saver
+        )
         out = await resume(graph, "ep-1")
         steps = await history(graph, "ep-1")
         assert await resume(graph, "ep-1") == out  # finished: returned as is, nothing re-run

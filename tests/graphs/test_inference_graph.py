@@ -16,11 +16,15 @@ RIGHT = fenced("def add(a, b):\n    return a + b")
 
 
 def _graph(answers, *, review="on_failure", reviewer="static", reviewer_answers=(), **graph_kw):
-    config = WorkflowConfig(agents=AgentsConfig(reviewer=ReviewerConfig(backend=reviewer)),
-                            graph=GraphConfig(review=review, **graph_kw))
+    config = WorkflowConfig(
+        agents=AgentsConfig(reviewer=ReviewerConfig(backend=reviewer)),
+        graph=GraphConfig(review=review, **graph_kw),
+    )
     model = ScriptedChatModel(answers=list(answers))
     reviewer_model = ScriptedChatModel(answers=list(reviewer_answers))
-    graph = build_inference_graph(config, grader=InProcessGrader(), chat_model=model, reviewer_model=reviewer_model)
+    graph = build_inference_graph(
+        config, grader=InProcessGrader(), chat_model=model, reviewer_model=reviewer_model
+    )
     return graph, model, reviewer_model
 
 
@@ -40,10 +44,13 @@ async def test_failing_draft_is_revised_with_feedback_until_it_passes(add_proble
     revision_prompt = model.calls[1]
     assert revision_prompt[2].content == WRONG
     assert first["execution"] in revision_prompt[3].content
-    assert out["tokens_used"] == sum(m.usage_metadata["total_tokens"] for m in [
-        await ScriptedChatModel(answers=[WRONG]).ainvoke(model.calls[0]),
-        await ScriptedChatModel(answers=[RIGHT]).ainvoke(model.calls[1]),
-    ])
+    assert out["tokens_used"] == sum(
+        m.usage_metadata["total_tokens"]
+        for m in [
+            await ScriptedChatModel(answers=[WRONG]).ainvoke(model.calls[0]),
+            await ScriptedChatModel(answers=[RIGHT]).ainvoke(model.calls[1]),
+        ]
+    )
 
 
 async def test_round_budget_stops_a_hopeless_episode(add_problem) -> None:
@@ -63,8 +70,13 @@ async def test_token_budget_stops_before_the_next_draft(add_problem) -> None:
 async def test_llm_review_tokens_count_against_the_budget(add_problem) -> None:
     probe, _, _ = _graph([WRONG], max_rounds=1, reviewer="none")
     generation_tokens = (await probe.ainvoke({"problem": add_problem.model_dump()}))["tokens_used"]
-    graph, model, reviewer = _graph([WRONG] * 3, reviewer="llm", reviewer_answers=["- it subtracts"] * 3,
-                                    max_rounds=3, max_tokens=generation_tokens + 1)
+    graph, model, reviewer = _graph(
+        [WRONG] * 3,
+        reviewer="llm",
+        reviewer_answers=["- it subtracts"] * 3,
+        max_rounds=3,
+        max_tokens=generation_tokens + 1,
+    )
     out = await graph.ainvoke({"problem": add_problem.model_dump()})
     assert out["stop_reason"] == "token_budget"
     assert len(model.calls) == 1 and len(reviewer.calls) == 1

@@ -8,14 +8,17 @@ from coding_framework.graphs.routing import after_execute, after_review, stop_re
 from coding_framework.graphs.state import merge_rounds
 
 
-@pytest.mark.parametrize(("status", "rounds", "tokens", "expected"), [
-    ("passed", 3, 10**6, "passed"),         # a pass wins over exhausted budgets
-    ("untested", 1, 0, "untested"),
-    ("failed", 3, 0, "max_rounds"),
-    ("failed", 1, 100, "token_budget"),
-    ("failed", 1, 99, None),
-    ("error", 2, 0, None),
-])
+@pytest.mark.parametrize(
+    ("status", "rounds", "tokens", "expected"),
+    [
+        ("passed", 3, 10**6, "passed"),  # a pass wins over exhausted budgets
+        ("untested", 1, 0, "untested"),
+        ("failed", 3, 0, "max_rounds"),
+        ("failed", 1, 100, "token_budget"),
+        ("failed", 1, 99, None),
+        ("error", 2, 0, None),
+    ],
+)
 def test_stop_reason(status: str, rounds: int, tokens: int, expected: str | None) -> None:
     assert stop_reason(status, rounds, tokens, GraphConfig(max_rounds=3, max_tokens=100)) == expected
 
@@ -24,12 +27,20 @@ def test_no_token_budget_means_unlimited() -> None:
     assert stop_reason("failed", 1, 10**9, GraphConfig(max_tokens=None)) is None
 
 
-@pytest.mark.parametrize(("policy", "reason", "expected"), [
-    ("on_failure", None, "review"), ("on_failure", "passed", END), ("on_failure", "max_rounds", END),
-    ("always", None, "review"), ("always", "passed", "review"), ("always", "untested", "review"),
-    ("always", "token_budget", END),
-    ("never", None, "revise"), ("never", "passed", END),
-])
+@pytest.mark.parametrize(
+    ("policy", "reason", "expected"),
+    [
+        ("on_failure", None, "review"),
+        ("on_failure", "passed", END),
+        ("on_failure", "max_rounds", END),
+        ("always", None, "review"),
+        ("always", "passed", "review"),
+        ("always", "untested", "review"),
+        ("always", "token_budget", END),
+        ("never", None, "revise"),
+        ("never", "passed", END),
+    ],
+)
 def test_after_execute(policy: str, reason: str | None, expected: str) -> None:
     assert after_execute({"stop_reason": reason}, GraphConfig(review=policy)) == expected
 

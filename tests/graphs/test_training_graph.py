@@ -29,37 +29,48 @@ def _one_session(problem: Problem, feedback: str) -> TokenSession:
 
 
 async def test_training_episode_keeps_token_exact_records(add_problem) -> None:
-    graph = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([WRONG, RIGHT]))
+    graph = build_training_graph(
+        WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([WRONG, RIGHT])
+    )
     out = await graph.ainvoke({"problem": add_problem.model_dump()})
     assert out["passed"] and out["round"] == 2
     first, second = out["calls"]
     assert (first["turn"], second["turn"]) == (0, 1)
     assert first["text"] == out["rounds"][0]["answer"]
     expected = _one_session(add_problem, out["rounds"][0]["feedback"])
-    assert out["trajectory"] == {"ids": expected.ids, "loss_mask": expected.loss_mask, "logprobs": expected.logprobs}
+    assert out["trajectory"] == {
+        "ids": expected.ids,
+        "loss_mask": expected.loss_mask,
+        "logprobs": expected.logprobs,
+    }
     assert second["prompt_ids"] == expected.calls[1].prompt_ids
     assert out["tokens_used"] == sum(len(c["prompt_ids"]) + len(c["response_ids"]) for c in out["calls"])
 
 
 async def test_training_and_inference_graphs_share_the_topology() -> None:
     training = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine())
-    inference = build_inference_graph(WorkflowConfig(), grader=InProcessGrader(), chat_model=ScriptedChatModel())
+    inference = build_inference_graph(
+        WorkflowConfig(), grader=InProcessGrader(), chat_model=ScriptedChatModel()
+    )
     t, i = training.get_graph(), inference.get_graph()
     assert set(t.nodes) == set(i.nodes) == {"__start__", "generate", "execute", "review", "revise", "__end__"}
-    edges = lambda g: {(e.source, e.target, e.conditional) for e in g.edges}
-    assert edges(t) == edges(i)
+    assert {(e.source, e.target, e.conditional) for e in t.edges} == {
+        (e.source, e.target, e.conditional) for e in i.edges
+    }
 
 
 async def test_resumed_training_episode_continues_the_same_token_sequence(tmp_path, add_problem) -> None:
     db = tmp_path / "ckpt.sqlite"
     async with sqlite_checkpointer(db) as saver:
-        graph = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([WRONG]),
-                                     checkpointer=saver)
+        graph = build_training_graph(
+            WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([WRONG]), checkpointer=saver
+        )
         with pytest.raises(IndexError):  # the scripted engine has no second answer: the run dies in round 2
             await graph.ainvoke({"problem": add_problem.model_dump()}, thread("t"))
     async with sqlite_checkpointer(db) as saver:
-        graph = build_training_graph(WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([RIGHT]),
-                                     checkpointer=saver)
+        graph = build_training_graph(
+            WorkflowConfig(), grader=InProcessGrader(), engine=ScriptedEngine([RIGHT]), checkpointer=saver
+        )
         out = await resume(graph, "t")
     expected = _one_session(add_problem, out["rounds"][0]["feedback"])
     assert out["passed"]

@@ -16,8 +16,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
-ADD = {"task_id": "t/add", "prompt": "Write a function add(a, b) returning a + b.", "entry_point": "add",
-       "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n", "prompt_is_code": False}
+ADD = {
+    "task_id": "t/add",
+    "prompt": "Write a function add(a, b) returning a + b.",
+    "entry_point": "add",
+    "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n",
+    "prompt_is_code": False,
+}
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -40,7 +45,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as out:
         proc = subprocess.Popen(
             [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -94,7 +103,9 @@ async def test_inference_run_through_the_http_api(server: str) -> None:
 
 
 async def test_training_run_keeps_token_records_in_the_served_state(server: str) -> None:
-    values = await _run(server, "training", {"text": "Write a function fib(n) returning the n-th Fibonacci number."})
+    values = await _run(
+        server, "training", {"text": "Write a function fib(n) returning the n-th Fibonacci number."}
+    )
     assert values["passed"] is False  # free text has no tests
     calls, trajectory = values["calls"], values["trajectory"]
     assert len(calls) == values["round"] >= 1

@@ -9,8 +9,21 @@ from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticRe
 from coding_framework.agents.types import Draft, Execution, Finding, Review
 
 __all__ = [
-    "AgentState", "Agents", "Attempt", "BaseAgent", "CodeExecutor", "CodeGenerator", "CodeReviewer", "Draft",
+    "AgentState",
+    "Agents",
+    "Attempt",
+    "BaseAgent",
+    "CodeExecutor",
+    "CodeGenerator",
+    "CodeReviewer",
+    "Draft",
     "EngineCache",
-    "Execution", "Finding", "LLMReviewer", "Review", "StaticReviewer", "build_agents", "has_tests",
+    "Execution",
+    "Finding",
+    "LLMReviewer",
+    "Review",
+    "StaticReviewer",
+    "build_agents",
+    "has_tests",
     "problem_from_text",
 ]

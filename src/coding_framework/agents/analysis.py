@@ -12,10 +12,28 @@ from dataclasses import dataclass
 
 from coding_framework.agents.types import Finding
 
-_BRANCH_NODES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.IfExp, ast.Assert,
-                 ast.comprehension, ast.match_case)
-_BLOCK_NODES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.With, ast.AsyncWith,
-                ast.Match)
+_BRANCH_NODES = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ExceptHandler,
+    ast.IfExp,
+    ast.Assert,
+    ast.comprehension,
+    ast.match_case,
+)
+_BLOCK_NODES = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Try,
+    ast.TryStar,
+    ast.With,
+    ast.AsyncWith,
+    ast.Match,
+)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -24,7 +42,7 @@ class FunctionMetrics:
     name: str
     line: int
     branches: int
-    """Decision points (if/loops/except/conditional expressions/boolean operators); cyclomatic complexity - 1."""
+    """Decision points (if, loops, except, conditional expressions, boolean operators): cyclomatic - 1."""
     nesting: int
     """Deepest nesting of blocks (if/for/while/try/with/match) inside the function."""
     length: int
@@ -44,7 +62,7 @@ def _branches(fn: ast.AST) -> int:
 def _nesting(node: ast.AST, depth: int = 0) -> int:
     deepest = depth
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, _FUNCTIONS + (ast.Lambda, ast.ClassDef)):
+        if isinstance(child, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
             continue  # nested definitions are measured on their own
         inner = depth + 1 if isinstance(child, _BLOCK_NODES) else depth
         deepest = max(deepest, _nesting(child, inner))
@@ -55,7 +73,9 @@ def function_metrics(code: str) -> list[FunctionMetrics]:
     """Metrics of every function in ``code``, nested ones included. Raises SyntaxError on invalid code."""
     tree = ast.parse(code)
     return [
-        FunctionMetrics(fn.name, fn.lineno, _branches(fn), _nesting(fn), (fn.end_lineno or fn.lineno) - fn.lineno + 1)
+        FunctionMetrics(
+            fn.name, fn.lineno, _branches(fn), _nesting(fn), (fn.end_lineno or fn.lineno) - fn.lineno + 1
+        )
         for fn in ast.walk(tree)
         if isinstance(fn, _FUNCTIONS)
     ]
@@ -70,14 +90,35 @@ def complexity_findings(code: str, max_branches: int, max_nesting: int, max_leng
     findings = []
     for m in metrics:
         if m.branches > max_branches:
-            findings.append(Finding(kind="complexity", line=m.line, message=(
-                f"`{m.name}` has {m.branches} decision points (limit {max_branches}); split it into helpers")))
+            findings.append(
+                Finding(
+                    kind="complexity",
+                    line=m.line,
+                    message=(
+                        f"`{m.name}` has {m.branches} decision points (limit {max_branches}); "
+                        "split it into helpers"
+                    ),
+                )
+            )
         if m.nesting > max_nesting:
-            findings.append(Finding(kind="complexity", line=m.line, message=(
-                f"`{m.name}` nests blocks {m.nesting} deep (limit {max_nesting}); return early or extract loops")))
+            findings.append(
+                Finding(
+                    kind="complexity",
+                    line=m.line,
+                    message=(
+                        f"`{m.name}` nests blocks {m.nesting} deep (limit {max_nesting}); "
+                        "return early or extract loops"
+                    ),
+                )
+            )
         if m.length > max_length:
-            findings.append(Finding(kind="complexity", line=m.line, message=(
-                f"`{m.name}` is {m.length} lines long (limit {max_length})")))
+            findings.append(
+                Finding(
+                    kind="complexity",
+                    line=m.line,
+                    message=(f"`{m.name}` is {m.length} lines long (limit {max_length})"),
+                )
+            )
     return findings
 
 
@@ -86,8 +127,19 @@ _RUFF = [exe] if (exe := shutil.which("ruff")) else [sys.executable, "-m", "ruff
 
 
 def _ruff_command(select: Sequence[str]) -> list[str]:
-    return [*_RUFF, "check", "--isolated", "--no-cache", "--output-format", "json",
-            "--select", ",".join(select), "--stdin-filename", "candidate.py", "-"]
+    return [
+        *_RUFF,
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "json",
+        "--select",
+        ",".join(select),
+        "--stdin-filename",
+        "candidate.py",
+        "-",
+    ]
 
 
 def parse_ruff_json(output: str) -> list[Finding]:
@@ -102,7 +154,9 @@ def parse_ruff_json(output: str) -> list[Finding]:
 async def lint_findings(code: str, select: Sequence[str], timeout_s: float = 20.0) -> list[Finding]:
     """ruff findings for ``code`` (read from stdin; nothing is written to disk), without blocking the loop."""
     proc = await asyncio.create_subprocess_exec(
-        *_ruff_command(select), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        *_ruff_command(select),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     try:

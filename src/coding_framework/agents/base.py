@@ -52,7 +52,9 @@ class BaseAgent(ABC, Generic[S]):
         if data.get("role") != self.role:
             raise ValueError(f"state belongs to role {data.get('role')!r}, not {self.role!r}")
         if data.get("mode") != self.mode:
-            raise ValueError(f"state was saved in {data.get('mode')!r} mode; this agent runs in {self.mode!r}")
+            raise ValueError(
+                f"state was saved in {data.get('mode')!r} mode; this agent runs in {self.mode!r}"
+            )
         self.state = self.state_type.model_validate(data["state"])  # type: ignore[assignment]
 
     def __repr__(self) -> str:

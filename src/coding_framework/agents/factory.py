@@ -42,9 +42,16 @@ class EngineCache:
         return build_chat_model(LLMConfig.from_spec(spec, sampling=sampling), engine=self.get(spec))
 
 
-def build_agents(config: AgentsConfig, grader: AsyncGrader, *, mode: AgentMode = "inference",
-                 chat_model: BaseChatModel | None = None, engine: TokenEngine | None = None,
-                 reviewer_model: BaseChatModel | None = None, engines: EngineCache | None = None) -> Agents:
+def build_agents(
+    config: AgentsConfig,
+    grader: AsyncGrader,
+    *,
+    mode: AgentMode = "inference",
+    chat_model: BaseChatModel | None = None,
+    engine: TokenEngine | None = None,
+    reviewer_model: BaseChatModel | None = None,
+    engines: EngineCache | None = None,
+) -> Agents:
     """The agents ``config`` describes.
 
     Backends come from the config's specs unless given: ``chat_model`` (inference Generator), ``engine``
@@ -66,4 +73,6 @@ def build_agents(config: AgentsConfig, grader: AsyncGrader, *, mode: AgentMode =
     elif config.reviewer.backend == "llm":
         model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
         reviewer = LLMReviewer(model, config.reviewer, mode=mode)
-    return Agents(generator=generator, executor=CodeExecutor(grader, config.executor, mode=mode), reviewer=reviewer)
+    return Agents(
+        generator=generator, executor=CodeExecutor(grader, config.executor, mode=mode), reviewer=reviewer
+    )

@@ -29,13 +29,19 @@ def problem_from_text(text: str, entry_point: str | None = None) -> Problem:
     name = entry_point or (match.group("name") if match else DEFAULT_ENTRY_POINT)
     digest = hashlib.sha1(statement.encode()).hexdigest()[:10]
     return Problem(
-        task_id=f"text/{digest}", prompt=statement, entry_point=name, test_code=_NO_TESTS,
-        description=statement, tags=[NO_TESTS_TAG], source="text", prompt_is_code=False,
+        task_id=f"text/{digest}",
+        prompt=statement,
+        entry_point=name,
+        test_code=_NO_TESTS,
+        description=statement,
+        tags=[NO_TESTS_TAG],
+        source="text",
+        prompt_is_code=False,
     )
 
 
 def has_tests(problem: Problem) -> bool:
-    """Whether the problem's test code holds at least one real assertion (what the grader counts as a test)."""
+    """Whether the test code holds at least one real assertion (what the grader counts as a test)."""
     return _asserts_in(problem.test_code)
 
 

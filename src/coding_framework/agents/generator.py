@@ -61,8 +61,13 @@ def code_from_answer(problem: Problem, text: str) -> str:
 
 
 def sampling_params(settings: SamplingSettings) -> SamplingParams:
-    return SamplingParams(max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
-                          top_p=settings.top_p, stop=tuple(settings.stop), seed=settings.seed)
+    return SamplingParams(
+        max_new_tokens=settings.max_new_tokens,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        stop=tuple(settings.stop),
+        seed=settings.seed,
+    )
 
 
 class CodeGenerator(BaseAgent):
@@ -77,8 +82,14 @@ class CodeGenerator(BaseAgent):
 
     role = "generator"
 
-    def __init__(self, config: GeneratorConfig | None = None, *, chat_model: BaseChatModel | None = None,
-                 engine: TokenEngine | None = None, mode: AgentMode = "inference") -> None:
+    def __init__(
+        self,
+        config: GeneratorConfig | None = None,
+        *,
+        chat_model: BaseChatModel | None = None,
+        engine: TokenEngine | None = None,
+        mode: AgentMode = "inference",
+    ) -> None:
         super().__init__(mode)
         self.config = config or GeneratorConfig()
         if mode == "inference" and chat_model is None:
@@ -89,8 +100,9 @@ class CodeGenerator(BaseAgent):
         self.engine = engine
         self.params = sampling_params(self.config.sampling)
 
-    async def adraft(self, problem: Problem, history: Sequence[Attempt] = (),
-                     calls: Sequence[dict[str, Any]] = ()) -> Draft:
+    async def adraft(
+        self, problem: Problem, history: Sequence[Attempt] = (), calls: Sequence[dict[str, Any]] = ()
+    ) -> Draft:
         """Write the next draft. ``history`` holds the earlier rounds; ``calls`` their training records."""
         if self.mode == "training":
             draft = await self._draft_in_session(problem, history, calls)
@@ -106,24 +118,37 @@ class CodeGenerator(BaseAgent):
         answer = await self.chat_model.ainvoke(conversation(problem, history))
         text = message_text(answer)
         prompt_tokens, completion_tokens = token_usage(answer)
-        return Draft(code=code_from_answer(problem, text), text=text, prompt_tokens=prompt_tokens,
-                     completion_tokens=completion_tokens)
+        return Draft(
+            code=code_from_answer(problem, text),
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
 
-    async def _draft_in_session(self, problem: Problem, history: Sequence[Attempt],
-                                calls: Sequence[dict[str, Any]]) -> Draft:
+    async def _draft_in_session(
+        self, problem: Problem, history: Sequence[Attempt], calls: Sequence[dict[str, Any]]
+    ) -> Draft:
         assert self.engine is not None
         if len(calls) != len(history):
-            raise ValueError(f"{len(history)} earlier rounds but {len(calls)} call records: the episode state is "
-                             "inconsistent (was it started in inference mode?)")
+            raise ValueError(
+                f"{len(history)} earlier rounds but {len(calls)} call records: the episode state is "
+                "inconsistent (was it started in inference mode?)"
+            )
         session = TokenSession(self.engine.tokenizer)
         session.add_messages(generation_messages(problem))
         for attempt, record in zip(history, calls, strict=True):
-            session.generate(RecordedTurn(record, self.engine.tokenizer), self.params, role=self.role,
-                             turn=record["turn"])
+            session.generate(
+                RecordedTurn(record, self.engine.tokenizer), self.params, role=self.role, turn=record["turn"]
+            )
             session.add_messages(revision_messages(problem, attempt.code, attempt.feedback))
         generation = await session.agenerate(self.engine, self.params, role=self.role, turn=len(history))
         record = dataclasses.asdict(session.calls[-1])
         trajectory = {"ids": session.ids, "loss_mask": session.loss_mask, "logprobs": session.logprobs}
-        return Draft(code=code_from_answer(problem, generation.text), text=generation.text,
-                     prompt_tokens=len(record["prompt_ids"]), completion_tokens=len(record["response_ids"]),
-                     record=record, trajectory=trajectory)
+        return Draft(
+            code=code_from_answer(problem, generation.text),
+            text=generation.text,
+            prompt_tokens=len(record["prompt_ids"]),
+            completion_tokens=len(record["response_ids"]),
+            record=record,
+            trajectory=trajectory,
+        )

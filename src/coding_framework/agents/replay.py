@@ -25,16 +25,22 @@ class RecordedTurn:
     def generate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation:
         expected = self.record["prompt_ids"]
         if list(prompt_ids) != expected:
-            at = next((i for i, (a, b) in enumerate(zip(prompt_ids, expected, strict=False)) if a != b),
-                      min(len(prompt_ids), len(expected)))
+            at = next(
+                (i for i, (a, b) in enumerate(zip(prompt_ids, expected, strict=False)) if a != b),
+                min(len(prompt_ids), len(expected)),
+            )
             raise EngineError(
                 f"session replay diverged from the record of turn {self.record['turn']} at token {at} "
                 f"({len(prompt_ids)} ids rebuilt, {len(expected)} recorded): the conversation or the "
                 "tokenizer changed since the episode was recorded"
             )
-        return Generation(token_ids=list(self.record["response_ids"]), logprobs=list(self.record["logprobs"]),
-                          text=self.record["text"], stop_reason=self.record["stop_reason"],
-                          policy_version=self.record["policy_version"])
+        return Generation(
+            token_ids=list(self.record["response_ids"]),
+            logprobs=list(self.record["logprobs"]),
+            text=self.record["text"],
+            stop_reason=self.record["stop_reason"],
+            policy_version=self.record["policy_version"],
+        )
 
     def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         return [self.generate(p, params) for p in prompts]

@@ -61,8 +61,9 @@ def render_findings(findings: list[Finding], limit: int) -> str:
 class LLMReviewer(CodeReviewer):
     """Asks a chat model for a critique of the draft and its test results."""
 
-    def __init__(self, chat_model: BaseChatModel, config: ReviewerConfig | None = None,
-                 mode: AgentMode = "inference") -> None:
+    def __init__(
+        self, chat_model: BaseChatModel, config: ReviewerConfig | None = None, mode: AgentMode = "inference"
+    ) -> None:
         super().__init__(config, mode)
         self.chat_model = chat_model
 
@@ -79,4 +80,6 @@ class LLMReviewer(CodeReviewer):
         self.state.prompt_tokens += prompt_tokens
         self.state.completion_tokens += completion_tokens
         text = message_text(answer).strip() or "(the reviewer returned no text)"
-        return Review(source="llm", text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return Review(
+            source="llm", text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )

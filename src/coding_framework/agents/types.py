@@ -40,8 +40,10 @@ class Execution(_Frozen):
     """
 
     passed: bool
-    status: str = Field(description="The grader's status (passed, failed, error, timeout, memory, crashed), or "
-                        "`untested`: a problem without tests whose code ran cleanly.")
+    status: str = Field(
+        description="The grader's status (passed, failed, error, timeout, memory, crashed), or "
+        "`untested`: a problem without tests whose code ran cleanly."
+    )
     has_tests: bool
     tests_passed: int = 0
     tests_total: int = 0

@@ -33,7 +33,9 @@ def read_problem(path: Path) -> Any:
         data = None
     if not isinstance(data, dict):
         if path.suffix in (".json", ".yaml", ".yml"):
-            raise ValueError(f"{path} must hold a problem mapping (task_id, prompt, entry_point, test_code, ...)")
+            raise ValueError(
+                f"{path} must hold a problem mapping (task_id, prompt, entry_point, test_code, ...)"
+            )
         return text
     try:
         return Problem.model_validate(data)
@@ -42,8 +44,15 @@ def read_problem(path: Path) -> Any:
         raise ValueError(f"{path} is not a valid problem: {fields}") from None
 
 
-def workflow_config(agents: Path | None, graph: Path | None, sandbox: Path | None, model: str | None,
-            reviewer: str | None, max_rounds: int | None, checkpoint_db: Path | None) -> Any:
+def workflow_config(
+    agents: Path | None,
+    graph: Path | None,
+    sandbox: Path | None,
+    model: str | None,
+    reviewer: str | None,
+    max_rounds: int | None,
+    checkpoint_db: Path | None,
+) -> Any:
     from coding_framework.config.graph import WorkflowConfig
 
     config = WorkflowConfig.load(
@@ -75,30 +84,51 @@ def _print_human(result: Any) -> None:
         console.print(feedback, markup=False, highlight=False)
     console.rule("final code")
     console.print(Syntax(result.code or "# (no code)", "python"))
-    verdict = "PASSED" if result.passed else ("NOT TESTED (no tests)" if result.stop_reason == "untested" else "FAILED")
-    console.print(f"verdict: {verdict}  rounds: {result.rounds}  stop: {result.stop_reason}  "
-                  f"tokens: {result.tokens_used}", markup=False, highlight=False)
+    verdict = (
+        "PASSED"
+        if result.passed
+        else ("NOT TESTED (no tests)" if result.stop_reason == "untested" else "FAILED")
+    )
+    console.print(
+        f"verdict: {verdict}  rounds: {result.rounds}  stop: {result.stop_reason}  "
+        f"tokens: {result.tokens_used}",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command()
 def solve(
-    problem: Annotated[str | None, typer.Argument(
-        help="The problem, as free text (it has no tests, so it never passes).")] = None,
-    problem_file: Annotated[Path | None, typer.Option(
-        help="A JSON/YAML Problem (with tests) or a plain-text statement.")] = None,
-    model: Annotated[str | None, typer.Option(
-        help="Backend for every LLM role: embedded | local:/path | openai:http://host:port/v1@model "
-        "(default: configs/agents.yaml).")] = None,
+    problem: Annotated[
+        str | None, typer.Argument(help="The problem, as free text (it has no tests, so it never passes).")
+    ] = None,
+    problem_file: Annotated[
+        Path | None, typer.Option(help="A JSON/YAML Problem (with tests) or a plain-text statement.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Backend for every LLM role: embedded | local:/path | openai:http://host:port/v1@model "
+            "(default: configs/agents.yaml)."
+        ),
+    ] = None,
     reviewer: Annotated[str | None, typer.Option(help="Reviewer backend: static | llm | none.")] = None,
     max_rounds: Annotated[int | None, typer.Option(min=1, help="Most drafts before giving up.")] = None,
-    agents_config: Annotated[Path | None, typer.Option(
-        help="Agents YAML (default: configs/agents.yaml if present).")] = None,
-    graph_config: Annotated[Path | None, typer.Option(
-        help="Graph YAML (default: configs/graph.yaml if present).")] = None,
-    sandbox_config: Annotated[Path | None, typer.Option(help="Sandbox YAML (default: built-in defaults).")] = None,
-    checkpoint_db: Annotated[Path | None, typer.Option(
-        help="SQLite file to checkpoint the run in (resumable).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last stdout line.")] = False,
+    agents_config: Annotated[
+        Path | None, typer.Option(help="Agents YAML (default: configs/agents.yaml if present).")
+    ] = None,
+    graph_config: Annotated[
+        Path | None, typer.Option(help="Graph YAML (default: configs/graph.yaml if present).")
+    ] = None,
+    sandbox_config: Annotated[
+        Path | None, typer.Option(help="Sandbox YAML (default: built-in defaults).")
+    ] = None,
+    checkpoint_db: Annotated[
+        Path | None, typer.Option(help="SQLite file to checkpoint the run in (resumable).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object as the last stdout line.")
+    ] = False,
 ) -> None:
     """Write code for PROBLEM with the generate -> execute -> review -> revise workflow."""
     from coding_framework.config import ConfigError
@@ -112,7 +142,9 @@ def solve(
         task = read_problem(problem_file) if problem_file is not None else problem
         if isinstance(task, str) and not task.strip():
             fail("the problem text is empty")
-        config = workflow_config(agents_config, graph_config, sandbox_config, model, reviewer, max_rounds, checkpoint_db)
+        config = workflow_config(
+            agents_config, graph_config, sandbox_config, model, reviewer, max_rounds, checkpoint_db
+        )
         with CodingSupervisor(config) as supervisor:
             result = supervisor.solve(task)
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:

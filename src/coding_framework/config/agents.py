@@ -21,8 +21,9 @@ class GeneratorConfig(StrictModel):
     """The Generator writes code with an LLM; in training mode its calls go through a TokenSession."""
 
     model: str | None = Field(
-        None, description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
-        "null uses `agents.model`."
+        None,
+        description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
+        "null uses `agents.model`.",
     )
     sampling: SamplingSettings = Field(default_factory=lambda: _sampling(512))
 
@@ -31,7 +32,9 @@ class ExecutorConfig(StrictModel):
     """The Executor is rule-based: it grades code in the sandbox and turns the result into feedback."""
 
     max_feedback_chars: int = Field(
-        1200, ge=100, description="Longest feedback handed back to the Generator; the rest is cut with a marker."
+        1200,
+        ge=100,
+        description="Longest feedback handed back to the Generator; the rest is cut with a marker.",
     )
     max_output_chars: int = Field(
         300, ge=0, description="Longest stdout/stderr excerpt quoted in the feedback (0 quotes none)."
@@ -53,7 +56,9 @@ class ReviewerConfig(StrictModel):
         default_factory=lambda: ["E9", "F", "B", "W6", "PLE", "SIM"],
         description="ruff rule prefixes the static reviewer reports (ruff `--select`).",
     )
-    max_findings: int = Field(5, ge=1, description="Most findings listed in one review; the rest are counted.")
+    max_findings: int = Field(
+        5, ge=1, description="Most findings listed in one review; the rest are counted."
+    )
     max_branches: int = Field(10, ge=1, description="A function with more decision points is flagged.")
     max_nesting: int = Field(4, ge=1, description="A function with deeper nested blocks is flagged.")
     max_function_lines: int = Field(60, ge=1, description="A longer function is flagged.")

@@ -30,12 +30,15 @@ class GraphConfig(StrictModel):
     review: ReviewPolicy = Field(
         "on_failure",
         description="`on_failure`: review drafts that fail, before revising; `always`: also review the final "
-        "passing (or untested) draft, recorded, then stop; `never`: revise from the Executor's feedback alone.",
+        "passing (or untested) draft, recorded, then stop; `never`: revise from the Executor's feedback "
+        "alone.",
     )
     checkpoint_db: Path | None = Field(
         None, description="SQLite file for LangGraph checkpoints (resume and inspect runs); null keeps none."
     )
-    concurrency: int = Field(8, ge=1, le=1024, description="Episodes run at once by batch solving and evaluate.")
+    concurrency: int = Field(
+        8, ge=1, le=1024, description="Episodes run at once by batch solving and evaluate."
+    )
 
 
 class WorkflowConfig(StrictModel):
@@ -46,9 +49,13 @@ class WorkflowConfig(StrictModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
 
     @classmethod
-    def load(cls, agents: str | Path | None = None, graph: str | Path | None = None,
-             sandbox: str | Path | None = None) -> WorkflowConfig:
-        """Read each part from its own YAML file (e.g. `configs/agents.yaml`); a missing path keeps defaults."""
+    def load(
+        cls,
+        agents: str | Path | None = None,
+        graph: str | Path | None = None,
+        sandbox: str | Path | None = None,
+    ) -> WorkflowConfig:
+        """Read each part from its YAML file (e.g. `configs/agents.yaml`); a missing path keeps defaults."""
         return cls(
             agents=load_config(AgentsConfig, agents),
             graph=load_config(GraphConfig, graph),

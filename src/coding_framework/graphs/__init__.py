@@ -5,6 +5,11 @@ from coding_framework.graphs.build import build_graph, build_inference_graph, bu
 from coding_framework.graphs.state import EpisodeState, RoundRecord
 
 __all__ = [
-    "BatchState", "EpisodeState", "RoundRecord", "build_batched_graph", "build_graph", "build_inference_graph",
+    "BatchState",
+    "EpisodeState",
+    "RoundRecord",
+    "build_batched_graph",
+    "build_graph",
+    "build_inference_graph",
     "build_training_graph",
 ]

@@ -5,6 +5,10 @@ workflow, and every episode walks the same node sequence (generate, execute, the
 or stop), so a batch moves in lockstep: each node runs its per-episode function on every episode routed
 to it, concurrently, and merges each partial update with the reducers declared on `EpisodeState`. A
 batch of B episodes then pays one superstep where B single-episode graphs pay B.
+
+Each episode's step runs as its own task, detached from the batch node's LangChain run context: nesting
+hundreds of episodes' LLM calls under one node's trace is noise, and copying that context into every
+call costs more than a fast model's call itself.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, TypedDict
 
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from coding_framework.agents.factory import Agents
@@ -38,7 +42,7 @@ class BatchState(TypedDict, total=False):
 
 
 def _reducers() -> dict[str, tuple[Callable[[Any, Any], Any], Callable[[], Any]]]:
-    """The (reducer, empty value) of every `EpisodeState` key annotated with one, as LangGraph applies them."""
+    """(reducer, empty value) of each `EpisodeState` key annotated with one, as LangGraph applies them."""
     out = {}
     for key, hint in typing.get_type_hints(EpisodeState, include_extras=True).items():
         if typing.get_origin(hint) is typing.Annotated:
@@ -75,13 +79,20 @@ def _batched(node: str, step: Node, config: GraphConfig) -> Node:
     is_async = inspect.iscoroutinefunction(step)
 
     async def run(state: BatchState) -> dict[str, Any]:
-        episodes, routes = list(state["episodes"]), list(state["routes"])
+        if "routes" in state:
+            episodes, routes = list(state["episodes"]), list(state["routes"])
+        else:  # the batch's first step: every episode starts at `generate`
+            episodes, routes = (
+                [start_episode(e) for e in state["episodes"]],
+                [GENERATE] * len(state["episodes"]),
+            )
         due = [i for i, route in enumerate(routes) if route == node]
         if is_async:
             detached = contextvars.copy_context()
             detached.run(var_child_runnable_config.set, None)
-            updates = await asyncio.gather(*(
-                asyncio.create_task(step(episodes[i]), context=detached.copy()) for i in due))
+            updates = await asyncio.gather(
+                *(asyncio.create_task(step(episodes[i]), context=detached.copy()) for i in due)
+            )
         else:
             updates = [step(episodes[i]) for i in due]
         for i, update in zip(due, updates, strict=True):
@@ -99,20 +110,13 @@ def _route(state: BatchState) -> str:
     return pending.pop() if pending else END
 
 
-async def _prepare(state: BatchState) -> dict[str, Any]:
-    episodes = [start_episode(e) for e in state["episodes"]]
-    return {"episodes": episodes, "routes": [GENERATE] * len(episodes)}
-
-
-def build_batched_graph(agents: Agents, config: GraphConfig, *,
-                        checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_batched_graph(
+    agents: Agents, config: GraphConfig, *, checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph:
     """The workflow of `build_graph` over a batch: invoke with ``{"episodes": [input, ...]}``."""
     config = routing_config(agents, config)
     nodes = {name: _batched(name, step, config) for name, step in make_nodes(agents, config).items()}
     graph = StateGraph(BatchState)
-    graph.add_node("prepare", _prepare)
     add_workflow(graph, nodes, agents.reviewer is not None, _route, _route)
-    graph.add_edge(START, "prepare")
-    graph.add_edge("prepare", GENERATE)
     compiled = graph.compile(checkpointer=checkpointer, name="coding_batched")
-    return compiled.with_config(recursion_limit=recursion_limit(config) + 1)
+    return compiled.with_config(recursion_limit=recursion_limit(config))

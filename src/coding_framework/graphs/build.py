@@ -32,56 +32,95 @@ def routing_config(agents: Agents, config: GraphConfig) -> GraphConfig:
     return config
 
 
-def add_workflow(graph: StateGraph, nodes: Mapping[str, Any], has_reviewer: bool,
-                 route_execute: Callable[[Any], str], route_review: Callable[[Any], str]) -> None:
-    """The topology shared by the single-episode and batched graphs, from `generate` on."""
+def add_workflow(
+    graph: StateGraph,
+    nodes: Mapping[str, Any],
+    has_reviewer: bool,
+    route_execute: Callable[[Any], str],
+    route_review: Callable[[Any], str],
+) -> None:
+    """The topology shared by the single-episode and batched graphs."""
     for name in (GENERATE, EXECUTE, REVISE, *((REVIEW,) if has_reviewer else ())):
         graph.add_node(name, nodes[name])
+    graph.add_edge(START, GENERATE)
     graph.add_edge(GENERATE, EXECUTE)
-    graph.add_conditional_edges(EXECUTE, route_execute, [REVIEW, REVISE, END] if has_reviewer else [REVISE, END])
+    graph.add_conditional_edges(
+        EXECUTE, route_execute, [REVIEW, REVISE, END] if has_reviewer else [REVISE, END]
+    )
     if has_reviewer:
         graph.add_conditional_edges(REVIEW, route_review, [REVISE, END])
     graph.add_edge(REVISE, GENERATE)
 
 
-def build_graph(agents: Agents, config: GraphConfig, *, checkpointer: BaseCheckpointSaver | None = None,
-                name: str = "coding_workflow") -> CompiledStateGraph:
+def build_graph(
+    agents: Agents,
+    config: GraphConfig,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    name: str = "coding_workflow",
+) -> CompiledStateGraph:
     """Compile the workflow for one episode per invocation over ``agents``."""
     config = routing_config(agents, config)
     graph = StateGraph(EpisodeState)
     # A closure, not functools.partial: LangGraph would inject its RunnableConfig into a `config` keyword.
-    add_workflow(graph, make_nodes(agents, config), agents.reviewer is not None,
-                 lambda state: after_execute(state, config), after_review)
-    graph.add_edge(START, GENERATE)
+    add_workflow(
+        graph,
+        make_nodes(agents, config),
+        agents.reviewer is not None,
+        lambda state: after_execute(state, config),
+        after_review,
+    )
     compiled = graph.compile(checkpointer=checkpointer, name=name)
     return compiled.with_config(recursion_limit=recursion_limit(config))
 
 
-def build_inference_graph(config: WorkflowConfig | None = None, *, grader: AsyncGrader | None = None,
-                          chat_model: BaseChatModel | None = None, reviewer_model: BaseChatModel | None = None,
-                          checkpointer: BaseCheckpointSaver | None = None,
-                          engines: EngineCache | None = None) -> CompiledStateGraph:
+def build_inference_graph(
+    config: WorkflowConfig | None = None,
+    *,
+    grader: AsyncGrader | None = None,
+    chat_model: BaseChatModel | None = None,
+    reviewer_model: BaseChatModel | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    engines: EngineCache | None = None,
+) -> CompiledStateGraph:
     """The workflow with a chat-model Generator. Backends not given are built from ``config``.
 
     A Grader built here (``grader=None``) starts its sandbox workers on first use and lives as long as
     the process; pass one to control its lifetime.
     """
     config = config or WorkflowConfig()
-    agents = build_agents(config.agents, grader or Grader(config.sandbox), mode="inference",
-                          chat_model=chat_model, reviewer_model=reviewer_model, engines=engines)
+    agents = build_agents(
+        config.agents,
+        grader or Grader(config.sandbox),
+        mode="inference",
+        chat_model=chat_model,
+        reviewer_model=reviewer_model,
+        engines=engines,
+    )
     return build_graph(agents, config.graph, checkpointer=checkpointer, name="coding_inference")
 
 
-def build_training_graph(config: WorkflowConfig | None = None, *, grader: AsyncGrader | None = None,
-                         engine: TokenEngine | None = None, reviewer_model: BaseChatModel | None = None,
-                         checkpointer: BaseCheckpointSaver | None = None,
-                         engines: EngineCache | None = None) -> CompiledStateGraph:
+def build_training_graph(
+    config: WorkflowConfig | None = None,
+    *,
+    grader: AsyncGrader | None = None,
+    engine: TokenEngine | None = None,
+    reviewer_model: BaseChatModel | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    engines: EngineCache | None = None,
+) -> CompiledStateGraph:
     """The same topology with every Generator call going through the episode's TokenSession.
 
     The final state's ``calls`` (one record per Generator call) and ``trajectory`` (the session's ids,
     loss mask and logprobs) are what trajectory builders read.
     """
     config = config or WorkflowConfig()
-    agents = build_agents(config.agents, grader or Grader(config.sandbox), mode="training", engine=engine,
-                          reviewer_model=reviewer_model, engines=engines)
+    agents = build_agents(
+        config.agents,
+        grader or Grader(config.sandbox),
+        mode="training",
+        engine=engine,
+        reviewer_model=reviewer_model,
+        engines=engines,
+    )
     return build_graph(agents, config.graph, checkpointer=checkpointer, name="coding_training")

@@ -38,7 +38,11 @@ async def resume(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
 async def history(graph: CompiledStateGraph, thread_id: str) -> list[dict[str, Any]]:
     """The episode's checkpoints, oldest first: the step, the node(s) due next and the state values."""
     steps = [
-        {"step": s.metadata.get("step") if s.metadata else None, "next": list(s.next), "values": dict(s.values)}
+        {
+            "step": s.metadata.get("step") if s.metadata else None,
+            "next": list(s.next),
+            "values": dict(s.values),
+        }
         async for s in graph.aget_state_history(thread(thread_id))
     ]
     return steps[::-1]

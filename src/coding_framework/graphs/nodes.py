@@ -22,7 +22,9 @@ def problem_of(state: EpisodeState) -> Problem:
         return Problem.model_validate(state["problem"])
     if state.get("text"):
         return problem_from_text(state["text"])
-    raise ValueError("an episode needs `problem` (a Problem as a dict) or `text` (a free-text request) as input")
+    raise ValueError(
+        "an episode needs `problem` (a Problem as a dict) or `text` (a free-text request) as input"
+    )
 
 
 def history_of(state: EpisodeState) -> list[Attempt]:
@@ -31,9 +33,13 @@ def history_of(state: EpisodeState) -> list[Attempt]:
 
 def execution_of(record: RoundRecord) -> Execution:
     return Execution(
-        passed=record["passed"], status=record["status"], has_tests=record["has_tests"],
-        tests_passed=record["tests_passed"], tests_total=record["tests_total"],
-        feedback=record["execution"], failures=record["failures"],
+        passed=record["passed"],
+        status=record["status"],
+        has_tests=record["has_tests"],
+        tests_passed=record["tests_passed"],
+        tests_total=record["tests_total"],
+        feedback=record["execution"],
+        failures=record["failures"],
     )
 
 
@@ -50,7 +56,9 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
         draft = await agents.generator.adraft(problem, history_of(state), state.get("calls", []))
         n = state.get("round", 0) + 1
         update: dict[str, Any] = {
-            "code": draft.code, "round": n, "tokens_used": draft.tokens,
+            "code": draft.code,
+            "round": n,
+            "tokens_used": draft.tokens,
             "rounds": [{"round": n, "answer": draft.text, "code": draft.code}],
         }
         if not state.get("problem"):
@@ -64,9 +72,15 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
         n = state["round"]
         ex = await agents.executor.aexecute(problem_of(state), state["code"])
         record: RoundRecord = {
-            "round": n, "passed": ex.passed, "status": ex.status, "has_tests": ex.has_tests,
-            "tests_passed": ex.tests_passed, "tests_total": ex.tests_total, "failures": ex.failures,
-            "execution": ex.feedback, "feedback": ex.feedback,
+            "round": n,
+            "passed": ex.passed,
+            "status": ex.status,
+            "has_tests": ex.has_tests,
+            "tests_passed": ex.tests_passed,
+            "tests_total": ex.tests_total,
+            "failures": ex.failures,
+            "execution": ex.feedback,
+            "feedback": ex.feedback,
         }
         reason = stop_reason(ex.status, n, state.get("tokens_used", 0), config)
         return {"passed": ex.passed, "stop_reason": reason, "rounds": [record]}
@@ -79,8 +93,9 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
         if rv.tokens:
             update["tokens_used"] = rv.tokens
         if state.get("stop_reason") is None:  # the review's own tokens may exhaust the budget
-            update["stop_reason"] = stop_reason(record["status"], record["round"],
-                                                state.get("tokens_used", 0) + rv.tokens, config)
+            update["stop_reason"] = stop_reason(
+                record["status"], record["round"], state.get("tokens_used", 0) + rv.tokens, config
+            )
         return update
 
     def revise(state: EpisodeState) -> dict[str, Any]:  # pure: sync, so no task or thread is spent on it
