@@ -17,9 +17,18 @@ FN = "def add(a, b):\n    return a + b\n"
 
 
 def _problem(prompt_is_code: bool = True) -> Problem:
-    prompt = 'def add(a, b):\n    """Return a + b."""\n' if prompt_is_code else "Write a function that adds a and b."
-    return Problem(task_id="t/0", prompt=prompt, entry_point="add", test_code="assert add(1, 2) == 3",
-                   prompt_is_code=prompt_is_code)
+    prompt = (
+        'def add(a, b):\n    """Return a + b."""\n'
+        if prompt_is_code
+        else "Write a function that adds a and b."
+    )
+    return Problem(
+        task_id="t/0",
+        prompt=prompt,
+        entry_point="add",
+        test_code="assert add(1, 2) == 3",
+        prompt_is_code=prompt_is_code,
+    )
 
 
 def test_generation_messages_code_prompt() -> None:
@@ -37,7 +46,9 @@ def test_generation_messages_statement_names_entry_point() -> None:
 
 
 def test_revision_messages_carry_feedback() -> None:
-    msgs = revision_messages(_problem(), "def add(a, b):\n    return a - b\n", "failed: assert add(1, 2) == 3")
+    msgs = revision_messages(
+        _problem(), "def add(a, b):\n    return a - b\n", "failed: assert add(1, 2) == 3"
+    )
     assert len(msgs) == 1 and msgs[0]["role"] == "user"
     assert "failed: assert add(1, 2) == 3" in msgs[0]["content"]
 
@@ -70,7 +81,7 @@ def test_extract_code_shapes(text: str) -> None:
     code = extract_code(text, "add")
     assert code is not None
     namespace: dict = {}
-    exec(code, namespace)  # noqa: S102 - trusted test strings
+    exec(code, namespace)
     assert namespace["add"](2, 3) == 5
 
 
@@ -85,7 +96,10 @@ def test_extract_code_without_entry_point_takes_last_function_block() -> None:
 
 
 def test_extract_code_keeps_imports_and_helpers_in_block() -> None:
-    code = "import math\n\n\ndef _h(x):\n    return math.floor(x)\n\n\ndef add(a, b):\n    return _h(a) + _h(b)\n"
+    code = (
+        "import math\n\n\ndef _h(x):\n    return math.floor(x)\n\n\n"
+        "def add(a, b):\n    return _h(a) + _h(b)\n"
+    )
     assert extract_code(f"```python\n{code}```", "add") == code
 
 

@@ -57,7 +57,8 @@ def extract_code(text: str, entry_point: str | None = None) -> str | None:
     Fenced blocks win over bare text. Among several blocks, the last one that defines ``entry_point``
     is taken (answers often show a draft, then the fix, then a usage example); without an entry point,
     the last block that defines any function. A block whose closing fence is missing (generation cut
-    off) runs to the end of the text, less a cut-off last statement. Without fences, the text from its first line of code on.
+    off) runs to the end of the text, less a cut-off last statement. Without fences, the text from its
+    first line of code on.
     """
     blocks = _fenced_blocks(text)
     if blocks:

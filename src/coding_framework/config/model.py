@@ -1,0 +1,103 @@
+"""The embedded default model: tokenizer, architecture and SFT settings of the no-download bootstrap."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from coding_framework.config.loader import StrictModel
+
+
+class TokenizerSettings(StrictModel):
+    """Byte-level BPE trained on the local Python standard library source plus the problems' text."""
+
+    vocab_size: int = Field(4096, ge=512, le=65_536, description="Vocabulary size, special tokens included.")
+    min_frequency: int = Field(2, ge=1, description="A pair must occur this often to be merged.")
+    corpus_mb: float = Field(
+        6.0,
+        gt=0,
+        le=200,
+        description="Megabytes of stdlib source fed to BPE training (sorted files, first ones).",
+    )
+    problem_text_repeats: int = Field(
+        4,
+        ge=0,
+        le=100,
+        description="How many times the problems' prompts and solutions are added to the corpus.",
+    )
+
+
+class ArchitectureSettings(StrictModel):
+    """A Qwen2 causal LM (a vLLM-supported architecture). ``head_dim = hidden_size / num_heads``."""
+
+    hidden_size: int = Field(256, ge=32)
+    num_layers: int = Field(4, ge=1, le=64)
+    num_heads: int = Field(4, ge=1)
+    num_kv_heads: int = Field(4, ge=1, description="Grouped-query attention: must divide num_heads.")
+    intermediate_size: int = Field(768, ge=32, description="Width of the SwiGLU MLP.")
+    max_positions: int = Field(2048, ge=128, description="Longest sequence (prompt + all turns) in tokens.")
+    rope_theta: float = Field(10_000.0, gt=0)
+    tie_embeddings: bool = Field(True, description="Share the input embedding and the output projection.")
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @model_validator(mode="after")
+    def _shapes(self) -> ArchitectureSettings:
+        if self.hidden_size % self.num_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} must be a multiple of num_heads {self.num_heads}"
+            )
+        if self.head_dim < 32:
+            raise ValueError(
+                f"head_dim = hidden_size / num_heads = {self.head_dim}; vLLM needs >= 32: use fewer heads"
+            )
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"num_kv_heads {self.num_kv_heads} must divide num_heads {self.num_heads}")
+        return self
+
+
+class SFTSettings(StrictModel):
+    """Supervised fine-tuning on built-in and synthetic training problems (loss on answer tokens only)."""
+
+    steps: int = Field(600, ge=1, description="Optimizer steps.")
+    batch_size: int = Field(16, ge=1, description="Examples per step.")
+    lr: float = Field(2e-3, gt=0, description="Peak AdamW learning rate (linear warmup, cosine decay).")
+    warmup_steps: int = Field(30, ge=0)
+    weight_decay: float = Field(0.01, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+    max_seq_len: int = Field(512, ge=64, description="Longer examples are dropped, not truncated.")
+    synthetic_per_family: int = Field(
+        80, ge=0, description="`n_per_family` of `synthetic_split`; about 3/4 of them are training instances."
+    )
+    synthetic_heldout_fraction: float = Field(
+        0.25,
+        gt=0,
+        lt=1,
+        description="`synthetic_split`'s heldout_fraction; keep it equal to the evaluation's.",
+    )
+    synthetic_seed: int = Field(
+        0,
+        description="`synthetic_split`'s seed; held-out constants stay unseen only if it equals the eval's.",
+    )
+    revision_share: float = Field(
+        0.25,
+        ge=0,
+        le=0.9,
+        description="Share of examples that are revisions: wrong attempt + feedback -> fix.",
+    )
+    threads: int | None = Field(
+        1,
+        ge=1,
+        description="torch CPU threads while building. 1 makes the weights independent of the core count "
+        "and avoids OpenMP stalls on a busy machine; None keeps torch's default.",
+    )
+
+
+class ModelConfig(StrictModel):
+    """Everything that determines the embedded model's weights. Its hash keys the on-disk cache."""
+
+    seed: int = Field(0, description="Seeds the data order, the initialisation and the revision examples.")
+    tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
+    architecture: ArchitectureSettings = Field(default_factory=ArchitectureSettings)
+    sft: SFTSettings = Field(default_factory=SFTSettings)

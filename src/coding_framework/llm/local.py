@@ -1,0 +1,271 @@
+"""A TokenEngine running a Hugging Face causal LM in this process (CPU or GPU), with its own KV-cache loop.
+
+Logprobs. For every generated token the engine returns ``log softmax(z)[token]`` where ``z`` are the
+model's raw next-token logits, cast to fp32, from the very forward pass that sampled the token: the
+temperature-1, untruncated model distribution, *not* the tempered or top-p filtered distribution the token
+was drawn from. ``teacher_forced_logprobs`` computes the same quantity from a single full-sequence forward
+pass, so an auditor can recompute a trajectory's logprobs and compare them (equal up to fp32 rounding of
+the two computation orders, and of left padding when the rollout ran in a batch).
+
+Text. ``Generation.text`` is ``tokenizer.decode(token_ids, skip_special_tokens=True)``: the EOS token id is
+kept in ``token_ids`` (training must see it) but not in the text, and a matched stop string stays in both
+(tokens cannot be cut in the middle, so neither is the text).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+
+from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason
+from coding_framework.llm.batcher import RequestBatcher
+from coding_framework.llm.sampling import row_seed, sample_next
+from coding_framework.logs import get_logger
+
+log = get_logger(__name__)
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(frozen=True)
+class _Row:
+    prompt: list[int]
+    params: SamplingParams
+    seed: int
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``auto``/None picks CUDA when present, else CPU; anything else must name an available device."""
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise EngineError(
+            f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
+        )
+    return dev
+
+
+class LocalEngine:
+    """Batched sampling from an in-memory HF model; thread-safe (one lock), async calls are micro-batched.
+
+    ``max_batch_size`` bounds the rows decoded together; ``batch_wait_s`` is how long ``agenerate`` waits
+    for companions before running a batch.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        tokenizer: Any,
+        *,
+        device: str | torch.device | None = None,
+        policy_version: str = "0",
+        max_batch_size: int = 32,
+        batch_wait_s: float = 0.005,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.policy_version = policy_version
+        self.max_batch_size = max_batch_size
+        self._lock = threading.RLock()
+        self._eos_ids = _eos_ids(model, tokenizer)
+        self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self._eos_ids)
+        self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
+        self._batcher: RequestBatcher[_Row, Generation] = RequestBatcher(
+            self._run_rows, max_batch=max_batch_size, wait_s=batch_wait_s
+        )
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        *,
+        device: str | torch.device | None = "auto",
+        dtype: str = "float32",
+        policy_version: str | None = None,
+        **kwargs: Any,
+    ) -> LocalEngine:
+        """Load a model directory (config.json, weights, tokenizer files) saved by ``save_pretrained``."""
+        p = Path(path).expanduser()
+        if not (p / "config.json").is_file():
+            raise EngineError(f"{p} is not a Hugging Face model directory (no config.json)")
+        if dtype not in _DTYPES:
+            raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(p)
+            model = AutoModelForCausalLM.from_pretrained(p, dtype=_DTYPES[dtype])
+        except (OSError, ValueError) as exc:
+            raise EngineError(f"cannot load the model in {p}: {exc}") from exc
+        log.info("local_engine_loaded", path=str(p), params=sum(t.numel() for t in model.parameters()))
+        return cls(model, tokenizer, device=device, policy_version=policy_version or p.name, **kwargs)
+
+    # -- weights ---------------------------------------------------------------------------------------
+
+    def set_policy_version(self, version: str) -> None:
+        with self._lock:
+            self.policy_version = version
+
+    def update_weights(self, state_dict: Mapping[str, torch.Tensor], version: str) -> None:
+        """Load new weights and tag them with ``version``; waits for in-flight generation to finish."""
+        with self._lock:
+            self.model.load_state_dict(dict(state_dict), strict=True)
+            self.policy_version = version
+
+    # -- generation ------------------------------------------------------------------------------------
+
+    def generate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation:
+        return self._run_rows([_Row(list(prompt_ids), params, self._base_seed(params))])[0]
+
+    def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
+        """Row ``i`` samples with seed ``row_seed(params.seed, i)``; rows are independent streams."""
+        base = self._base_seed(params)
+        return self._run_rows([_Row(list(p), params, row_seed(base, i)) for i, p in enumerate(prompts)])
+
+    async def agenerate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation:
+        """Same result as ``generate`` (up to batch padding rounding); runs on the batcher's thread."""
+        return await self._batcher.submit(_Row(list(prompt_ids), params, self._base_seed(params)))
+
+    def close(self) -> None:
+        self._batcher.close()
+
+    def teacher_forced_logprobs(self, ids: Sequence[int], start: int) -> list[float]:
+        """fp32 ``log p(ids[t] | ids[:t])`` for ``t`` in ``[start, len(ids))`` from one forward pass."""
+        if not 1 <= start <= len(ids):
+            raise ValueError(f"start must be in [1, {len(ids)}], got {start}")
+        with self._lock, torch.inference_mode():
+            x = torch.tensor([list(ids)], device=self.device)  # (1, T)
+            logits = self.model(input_ids=x).logits[0, start - 1 : -1].float()  # (T - start, V)
+            logprobs = torch.log_softmax(logits, dim=-1)
+            return logprobs.gather(-1, x[0, start:].unsqueeze(-1)).squeeze(-1).tolist()
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _base_seed(params: SamplingParams) -> int:
+        if params.seed is not None:
+            return params.seed
+        return int(torch.randint(0, 2**62, (1,)).item())
+
+    def _run_rows(self, rows: Sequence[_Row]) -> list[Generation]:
+        for row in rows:
+            self._check_prompt(row)
+        with self._lock, torch.inference_mode():
+            out: list[Generation] = []
+            for i in range(0, len(rows), self.max_batch_size):
+                out.extend(self._decode(rows[i : i + self.max_batch_size]))
+            return out
+
+    def _check_prompt(self, row: _Row) -> None:
+        if not row.prompt:
+            raise EngineError("empty prompt: at least one token id is needed")
+        if self._max_positions is not None and len(row.prompt) >= self._max_positions:
+            raise EngineError(
+                f"prompt of {len(row.prompt)} tokens does not fit the model's {self._max_positions} positions"
+            )
+
+    def _budget(self, row: _Row) -> int:
+        room = row.params.max_new_tokens
+        if self._max_positions is not None:
+            room = min(room, self._max_positions - len(row.prompt))
+        return room
+
+    def _decode(self, rows: Sequence[_Row]) -> list[Generation]:
+        """Left-padded batched decoding with a KV cache; finished rows leave the batch."""
+        n, dev = len(rows), self.device
+        width = max(len(r.prompt) for r in rows)
+        ids = torch.full((n, width), self._pad_id, dtype=torch.long, device=dev)  # (B, T)
+        attn = torch.zeros((n, width), dtype=torch.long, device=dev)  # (B, T)
+        for i, r in enumerate(rows):
+            ids[i, width - len(r.prompt) :] = torch.tensor(r.prompt, device=dev)
+            attn[i, width - len(r.prompt) :] = 1
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)  # (B, T)
+        temps = torch.tensor([r.params.temperature for r in rows], device=dev)  # (B,)
+        top_ps = torch.tensor([r.params.top_p for r in rows], device=dev)  # (B,)
+        gens = [torch.Generator(device=dev).manual_seed(r.seed) for r in rows]
+        budgets = [self._budget(r) for r in rows]
+        cache = DynamicCache(config=self.model.config)
+        logits = self._forward(ids, attn, pos, cache)  # (B, V)
+        next_pos = pos[:, -1] + 1  # (B,)
+        active = list(range(n))
+        out_ids: list[list[int]] = [[] for _ in rows]
+        out_lps: list[list[float]] = [[] for _ in rows]
+        reasons: list[StopReason | None] = [None] * n
+        while True:
+            act = torch.tensor(active, device=dev)
+            tok = sample_next(logits, temps[act], top_ps[act], [gens[i] for i in active])  # (A,)
+            lps = torch.log_softmax(logits, dim=-1).gather(-1, tok.unsqueeze(-1)).squeeze(-1)  # (A,)
+            keep: list[int] = []
+            for j, (i, t, lp) in enumerate(zip(active, tok.tolist(), lps.tolist(), strict=True)):
+                out_ids[i].append(t)
+                out_lps[i].append(lp)
+                reasons[i] = self._stop_reason(out_ids[i], rows[i].params, budgets[i])
+                if reasons[i] is None:
+                    keep.append(j)
+            if not keep:
+                break
+            if len(keep) < len(active):
+                sel = torch.tensor(keep, device=dev)
+                cache.batch_select_indices(sel)
+                attn, next_pos, tok = attn[sel], next_pos[sel], tok[sel]
+                active = [active[j] for j in keep]
+            attn = torch.cat([attn, attn.new_ones((len(active), 1))], dim=1)  # (A, T + 1)
+            logits = self._forward(tok.unsqueeze(-1), attn, next_pos.unsqueeze(-1), cache)
+            next_pos = next_pos + 1
+        return [self._generation(out_ids[i], out_lps[i], reasons[i]) for i in range(n)]
+
+    def _forward(
+        self, ids: torch.Tensor, attn: torch.Tensor, pos: torch.Tensor, cache: DynamicCache
+    ) -> torch.Tensor:
+        out = self.model(
+            input_ids=ids,
+            attention_mask=attn,
+            position_ids=pos,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return out.logits[:, -1, :].float()  # (B, V)
+
+    def _stop_reason(self, ids: list[int], params: SamplingParams, budget: int) -> StopReason | None:
+        if ids[-1] in self._eos_ids:
+            return "eos"
+        if params.stop:
+            # Earlier steps already checked everything before the newest token, and every token decodes
+            # to at least one character, so a window this wide catches any new match.
+            window = max(len(s) for s in params.stop) + 1
+            tail = self.tokenizer.decode(ids[-window:], skip_special_tokens=False)
+            if any(s in tail for s in params.stop):
+                return "stop"
+        if len(ids) >= budget:
+            return "length"
+        return None
+
+    def _generation(self, ids: list[int], lps: list[float], reason: StopReason | None) -> Generation:
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return Generation(
+            token_ids=ids,
+            logprobs=lps,
+            text=text,
+            stop_reason=reason or "length",
+            policy_version=self.policy_version,
+        )
+
+
+def _eos_ids(model: torch.nn.Module, tokenizer: Any) -> frozenset[int]:
+    ids: set[int] = set()
+    gen_cfg = getattr(model, "generation_config", None)
+    for source in (getattr(gen_cfg, "eos_token_id", None), tokenizer.eos_token_id):
+        if isinstance(source, int):
+            ids.add(source)
+        elif source is not None:
+            ids.update(int(x) for x in source)
+    if not ids:
+        raise EngineError("neither the model's generation_config nor the tokenizer defines an EOS token")
+    return frozenset(ids)
