@@ -1,0 +1,175 @@
+"""Build the embedded default model with no downloads, and cache it on disk keyed by what determines it.
+
+Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
+synthetic families' training split (with revision examples graded in the sandbox), initialise a small
+Qwen2 from the seed, fine-tune, and save a standard Hugging Face model directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from coding_framework.config.model import ModelConfig
+from coding_framework.logs import get_logger
+from coding_framework.model.architecture import init_model
+from coding_framework.model.data import generation_examples, revision_examples
+from coding_framework.model.tokenizer import train_tokenizer
+from coding_framework.model.train import sft_train
+from coding_framework.problems import Problem, builtin_problems, synthetic_split
+
+log = get_logger(__name__)
+
+# Bump when the recipe changes in a way ModelConfig does not capture, so old caches are not reused.
+RECIPE_VERSION = "1"
+REPORT_FILE = "bootstrap.json"
+
+
+def cache_root() -> Path:
+    """``$CODING_FRAMEWORK_CACHE`` if set, else the user cache dir (e.g. ~/.cache/coding-framework)."""
+    env = os.environ.get("CODING_FRAMEWORK_CACHE")
+    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("coding-framework"))
+
+
+def training_problems(config: ModelConfig) -> list[Problem]:
+    """The built-in problems plus the training split of the synthetic families."""
+    sft = config.sft
+    synthetic: list[Problem] = []
+    if sft.synthetic_per_family:
+        synthetic, _ = synthetic_split(
+            sft.synthetic_per_family, sft.synthetic_heldout_fraction, sft.synthetic_seed
+        )
+    return [*builtin_problems(), *synthetic]
+
+
+def model_key(config: ModelConfig, problems: list[Problem]) -> str:
+    """Hash of everything the weights depend on: config, recipe, Python (stdlib corpus) and training data."""
+    h = hashlib.sha256()
+    h.update(config.model_dump_json().encode())
+    h.update(f"{RECIPE_VERSION}|{platform.python_version()}|{torch.__version__}".encode())
+    for p in problems:
+        h.update(p.model_dump_json(include={"task_id", "prompt", "solutions", "test_code"}).encode())
+    return h.hexdigest()[:16]
+
+
+def ensure_embedded_model(
+    config: ModelConfig | None = None, force: bool = False, progress: bool = True
+) -> Path:
+    """The directory of the embedded model for ``config``: loaded from the cache, or built there first.
+
+    Concurrent callers wait on a file lock instead of building twice; the directory appears atomically.
+    """
+    config = config or ModelConfig()
+    problems = training_problems(config)
+    final = cache_root() / "models" / f"embedded-{model_key(config, problems)}"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(final.with_suffix(".lock")):
+        if (final / REPORT_FILE).is_file() and not force:
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+        try:
+            build_embedded_model(config, problems, tmp, progress=progress)
+            if final.exists():
+                shutil.rmtree(final)
+            tmp.rename(final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    log.info("embedded_model_built", path=str(final))
+    return final
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_embedded_model(
+    config: ModelConfig, problems: list[Problem], out_dir: Path, progress: bool = True
+) -> dict[str, Any]:
+    """Run the whole recipe and save the model, tokenizer and a ``bootstrap.json`` report in ``out_dir``."""
+    start = time.perf_counter()
+    threads_before = torch.get_num_threads()
+    if config.sft.threads:
+        torch.set_num_threads(config.sft.threads)
+    console = Console(stderr=True)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
+    try:
+        with Progress(*columns, console=console, disable=not progress) as bar:
+            report = _recipe(config, problems, out_dir, bar)
+    finally:
+        torch.set_num_threads(threads_before)
+    report["wall_time_s"] = round(time.perf_counter() - start, 1)
+    (out_dir / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Progress) -> dict[str, Any]:
+    sft = config.sft
+    task = bar.add_task("tokenizer", total=1, info="byte-level BPE on stdlib source")
+    texts = [t for p in problems for t in (p.prompt, *p.solutions)] * config.tokenizer.problem_text_repeats
+    tokenizer = train_tokenizer(config.tokenizer, texts)
+    bar.update(task, completed=1, info=f"{len(tokenizer)} tokens")
+
+    task = bar.add_task("SFT data", total=1, info="grading revision attempts")
+    examples = generation_examples(tokenizer, problems)
+    n_revisions = round(len(examples) * sft.revision_share / (1 - sft.revision_share))
+    examples += revision_examples(tokenizer, problems, n_revisions, config.seed)
+    bar.update(task, completed=1, info=f"{len(examples)} examples")
+
+    model = init_model(config.architecture, tokenizer, config.seed)
+    task = bar.add_task("SFT", total=sft.steps, info="")
+    stats = sft_train(
+        model,
+        examples,
+        sft,
+        tokenizer.pad_token_id,
+        config.seed,
+        on_step=lambda step, loss: bar.update(task, completed=step + 1, info=f"loss {loss:.3f}"),
+    )
+    model.save_pretrained(out_dir)
+    model.generation_config.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return {
+        "config": config.model_dump(mode="json"),
+        "recipe_version": RECIPE_VERSION,
+        "problems": len(problems),
+        "examples": {
+            "total": len(examples),
+            "revision": sum(e.kind == "revision" for e in examples),
+            "used": stats.examples,
+        },
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "sft": {
+            "steps": stats.steps,
+            "answer_tokens": stats.answer_tokens,
+            "first_loss": round(stats.first_loss, 4),
+            "final_loss": round(stats.final_loss, 4),
+        },
+        "torch_threads": torch.get_num_threads(),
+    }
