@@ -1,4 +1,4 @@
-"""`coding-framework quickstart`: the main job `make quickstart` runs (embedded model, baseline, GRPO, eval)."""
+"""`coding-framework quickstart`: the main job of `make quickstart` (embedded model, baseline, GRPO, eval)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from coding_framework.cli.output import fail, print_result_line
 @app.command()
 def quickstart(
     seed: Annotated[int, typer.Option(help="Seeds problem order, sampling and updates.")] = 0,
-    run_dir: Annotated[Path | None, typer.Option(
-        help="Run directory (default: runs/quickstart-seed<N>-<time>).")] = None,
-    config: Annotated[Path | None, typer.Option(help="Training YAML (default: configs/quickstart.yaml).")] = None,
+    run_dir: Annotated[
+        Path | None, typer.Option(help="Run directory (default: runs/quickstart-seed<N>-<time>).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="Training YAML (default: configs/quickstart.yaml).")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars (stderr).")] = True,
 ) -> None:
     """Bootstrap the embedded model, measure held-out pass@1, train with GRPO, measure again.
@@ -39,6 +42,9 @@ def quickstart(
         fail(str(exc))
     console = Console()
     console.print(result.table())
-    console.print(f"report: {result.training.report.get('html')}   mlflow run: {result.mlflow_run_id}", markup=False,
-                  highlight=False)
+    console.print(
+        f"report: {result.training.report.get('html')}   mlflow run: {result.mlflow_run_id}",
+        markup=False,
+        highlight=False,
+    )
     print_result_line(result.summary())

@@ -13,12 +13,19 @@ from coding_framework.cli.output import fail, print_result_line
 
 @app.command()
 def train(
-    run_dir: Annotated[Path, typer.Option(help="Where checkpoints, MLflow store, report and final model go.")],
-    algorithm: Annotated[str | None, typer.Option(
-        help="grpo | ppo | rloo | reinforce_pp | dapo (default: the config's).")] = None,
-    config: Annotated[Path | None, typer.Option(
-        help="Training YAML, e.g. configs/grpo_basic.yaml (default: built-in defaults).")] = None,
-    resume: Annotated[bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir.")] = False,
+    run_dir: Annotated[
+        Path, typer.Option(help="Where checkpoints, MLflow store, report and final model go.")
+    ],
+    algorithm: Annotated[
+        str | None, typer.Option(help="grpo | ppo | rloo | reinforce_pp | dapo (default: the config's).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="Training YAML, e.g. configs/grpo_basic.yaml (default: built-in defaults)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir.")
+    ] = False,
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Override the config's number of steps.")] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
@@ -32,7 +39,9 @@ def train(
     from coding_framework.training.trainer import Trainer
 
     try:
-        cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, "seed": seed, "steps": steps})
+        cfg = load_config(
+            TrainingConfig, config, overrides={"algorithm": algorithm, "seed": seed, "steps": steps}
+        )
         results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
         fail(str(exc))

@@ -1,4 +1,4 @@
-"""RL training configuration: one nested, validated model per component. YAML defaults: `configs/*_basic.yaml`.
+"""RL training configuration: one nested, validated model per component. YAML: `configs/*_basic.yaml`.
 
 Every field is documented once, here. The algorithm name is checked against the training registry when
 a trainer is built (this layer cannot import it); its error lists the valid names.
@@ -25,17 +25,21 @@ class DataConfig(StrictModel):
     training instance (RL or the embedded model's SFT) uses, as long as `heldout_fraction` and `split_seed`
     equal the embedded model's `sft.synthetic_heldout_fraction` and `sft.synthetic_seed`."""
 
-    synthetic_per_family: int = Field(40, ge=2, description="`synthetic_split` n_per_family (train + held-out).")
+    synthetic_per_family: int = Field(
+        40, ge=2, description="`synthetic_split` n_per_family (train + held-out)."
+    )
     heldout_fraction: float = Field(0.25, gt=0, lt=1, description="`synthetic_split` heldout_fraction.")
     split_seed: int = Field(0, description="`synthetic_split` seed (fixes which constants are held out).")
     families: list[str] | None = Field(None, description="Synthetic families to use; null keeps all of them.")
     include_builtin: bool = Field(False, description="Also train on the hand-written built-in problems.")
-    heldout_limit: int | None = Field(None, ge=1, description="Evaluate on the first N held-out problems only.")
+    heldout_limit: int | None = Field(
+        None, ge=1, description="Evaluate on the first N held-out problems only."
+    )
 
 
 class RolloutConfig(StrictModel):
-    """How episodes are sampled. Each step draws `problems_per_step` problems and runs `group_size` episodes of
-    each through the training graph (groups are what GRPO/RLOO normalise over)."""
+    """How episodes are sampled. Each step draws `problems_per_step` problems and runs `group_size`
+    episodes of each through the training graph (groups are what GRPO/RLOO normalise over)."""
 
     problems_per_step: int = Field(8, ge=1, description="Distinct problems per training step.")
     group_size: int = Field(8, ge=1, description="Episodes (samples) per problem; GRPO/RLOO need >= 2.")
@@ -57,9 +61,12 @@ class RewardSettings(StrictModel):
     Correctness-only training is `function.weights: {correctness: 1, style: 0, efficiency: 0}`.
     """
 
-    function: RewardConfig = Field(default_factory=RewardConfig, description="Weights and knobs of the rewards.")
+    function: RewardConfig = Field(
+        default_factory=RewardConfig, description="Weights and knobs of the rewards."
+    )
     normalize: RewardNorm = Field(
-        "none", description="`batch`: standardise over the step's episodes; `running`: over all episodes so far."
+        "none",
+        description="`batch`: standardise over the step's episodes; `running`: over all episodes so far.",
     )
     clip: float | None = Field(None, gt=0, description="Clip shaped rewards to [-clip, clip]; null: no clip.")
 
@@ -74,7 +81,9 @@ class OptimConfig(StrictModel):
     warmup_steps: int = Field(0, ge=0, description="Linear warmup from 0 over this many optimizer steps.")
     schedule: LRSchedule = Field("constant", description="Decay after warmup, down to `min_lr_ratio * lr`.")
     min_lr_ratio: float = Field(0.1, ge=0, le=1)
-    grad_clip: float | None = Field(1.0, gt=0, description="Clip the global gradient norm; null: no clipping.")
+    grad_clip: float | None = Field(
+        1.0, gt=0, description="Clip the global gradient norm; null: no clipping."
+    )
     micro_batch_size: int = Field(
         16, ge=1, description="Trajectories per forward/backward; gradients accumulate over a mini-batch."
     )
@@ -85,11 +94,16 @@ class AlgorithmSettings(StrictModel):
     `overrides` replaces fields of that spec by name (e.g. `{clip_ratio_high: 0.28}`)."""
 
     epochs: int = Field(1, ge=1, description="Passes over each rollout batch (PPO epochs).")
-    minibatches: int = Field(1, ge=1, description="Optimizer steps per epoch; the batch is split this many ways.")
+    minibatches: int = Field(
+        1, ge=1, description="Optimizer steps per epoch; the batch is split this many ways."
+    )
     entropy_coef: float = Field(0.0, ge=0, description="Entropy bonus weight in the policy loss.")
-    value_coef: float = Field(0.5, ge=0, description="Weight of the critic's value loss (algorithms with one).")
+    value_coef: float = Field(
+        0.5, ge=0, description="Weight of the critic's value loss (algorithms with one)."
+    )
     overrides: dict[str, Any] = Field(
-        default_factory=dict, description="Fields of the algorithm's spec to replace (clip ratios, gamma, lam, ...)."
+        default_factory=dict,
+        description="Fields of the algorithm's spec to replace (clip ratios, gamma, lam, ...).",
     )
 
 
@@ -105,7 +119,11 @@ class CurriculumConfig(StrictModel):
     @model_validator(mode="after")
     def _weights(self) -> CurriculumConfig:
         for name, table in (("start", self.start), ("end", self.end)):
-            if set(table) != {"easy", "medium", "hard"} or min(table.values()) < 0 or sum(table.values()) <= 0:
+            if (
+                set(table) != {"easy", "medium", "hard"}
+                or min(table.values()) < 0
+                or sum(table.values()) <= 0
+            ):
                 raise ValueError(f"curriculum.{name} needs non-negative weights for easy, medium and hard")
         return self
 
@@ -131,7 +149,9 @@ class EvalConfig(StrictModel):
     """Held-out pass@1: one greedy episode per held-out problem, graded by the sandbox."""
 
     every: int = Field(0, ge=0, description="Evaluate every this many steps (0: only before and after).")
-    max_rounds: int = Field(1, ge=1, description="Drafts per eval episode; 1 is the plain single-sample pass@1.")
+    max_rounds: int = Field(
+        1, ge=1, description="Drafts per eval episode; 1 is the plain single-sample pass@1."
+    )
     temperature: float = Field(0.0, ge=0, description="0 is greedy.")
     max_new_tokens: int | None = Field(None, ge=1, description="null: the rollout's `max_new_tokens`.")
     baseline: bool = Field(True, description="Also evaluate before the first step.")
@@ -162,8 +182,10 @@ class TrainingConfig(StrictModel):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     algo: AlgorithmSettings = Field(default_factory=AlgorithmSettings)
     kl: dict[str, Any] = Field(
-        default_factory=dict, description="Fields of `training.kl.KLConfig` (mode: none|reward|loss, coef, "
-        "estimator, controller, target_kl, horizon, stop_kl, stop_patience); validated when the trainer is built."
+        default_factory=dict,
+        description="Fields of `training.kl.KLConfig` (mode: none|reward|loss, coef, "
+        "estimator, controller, target_kl, horizon, stop_kl, stop_patience); validated when the trainer "
+        "is built.",
     )
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)

@@ -65,9 +65,13 @@ class TrajectoryBatch:
         used = mask.sum(0).nonzero()
         resp = int(used.max()) + 1 if len(used) else 1
         return TrajectoryBatch(
-            input_ids=self.input_ids[idx, :width], attention_mask=attn[:, :width],
-            positions=self.positions[idx, :resp].clamp(max=width - 1), response_ids=self.response_ids[idx, :resp],
-            response_mask=mask[:, :resp], old_logprobs=self.old_logprobs[idx, :resp], rewards=self.rewards[idx],
+            input_ids=self.input_ids[idx, :width],
+            attention_mask=attn[:, :width],
+            positions=self.positions[idx, :resp].clamp(max=width - 1),
+            response_ids=self.response_ids[idx, :resp],
+            response_mask=mask[:, :resp],
+            old_logprobs=self.old_logprobs[idx, :resp],
+            rewards=self.rewards[idx],
             group_ids=[self.group_ids[i] for i in rows],
         )
 
@@ -84,7 +88,9 @@ class Scored:
 def score(model: torch.nn.Module, batch: TrajectoryBatch, entropy: bool = False) -> Scored:
     """Teacher-forced fp32 ``log p(response_ids[t] | everything before it)`` (with grad if enabled)."""
     decoder, head = model.get_decoder(), model.get_output_embeddings()
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state  # (B, T, H)
+    hidden = decoder(
+        input_ids=batch.input_ids, attention_mask=batch.attention_mask
+    ).last_hidden_state  # (B, T, H)
     at = (batch.positions - 1).clamp(min=0)  # (B, R)
     h = hidden.gather(1, at.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))  # (B, R, H)
     sel = batch.response_mask.bool()  # (B, R)

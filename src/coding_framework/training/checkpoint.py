@@ -99,8 +99,10 @@ class CheckpointManager:
     def path_for(self, step: int) -> Path:
         return self.root / f"step-{step:06d}"
 
-    def save(self, step: int, write: Callable[[Path], None], meta: dict[str, Any] | None = None) -> Checkpoint:
-        """Call ``write(tmp_dir)`` to fill a new checkpoint, seal it with a manifest and move it into place."""
+    def save(
+        self, step: int, write: Callable[[Path], None], meta: dict[str, Any] | None = None
+    ) -> Checkpoint:
+        """``write(tmp_dir)`` fills a new checkpoint, then it is sealed (manifest) and moved into place."""
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.path_for(step)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=self.root))
@@ -109,7 +111,10 @@ class CheckpointManager:
             files = {}
             for file in _files(tmp):
                 _fsync_file(file)
-                files[file.relative_to(tmp).as_posix()] = {"size": file.stat().st_size, "sha256": _sha256(file)}
+                files[file.relative_to(tmp).as_posix()] = {
+                    "size": file.stat().st_size,
+                    "sha256": _sha256(file),
+                }
             for sub in sorted({p.parent for p in _files(tmp)}, key=lambda p: -len(p.parts)):
                 _fsync_dir(sub)
             manifest = {"format": FORMAT, "step": step, "files": files, "meta": meta or {}}

@@ -27,21 +27,33 @@ class HeldoutResult(BaseModel):
     seconds: float
 
 
-async def evaluate_heldout(engine: TokenEngine, workflow: WorkflowConfig, grader: AsyncGrader,
-                           problems: Sequence[Problem], *, max_new_tokens: int, temperature: float, max_rounds: int,
-                           seed: int) -> HeldoutResult:
+async def evaluate_heldout(
+    engine: TokenEngine,
+    workflow: WorkflowConfig,
+    grader: AsyncGrader,
+    problems: Sequence[Problem],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    max_rounds: int,
+    seed: int,
+) -> HeldoutResult:
     """Run the workflow on each problem (``max_rounds`` drafts) and grade its final program."""
     start = time.perf_counter()
     wf = step_workflow(workflow, max_new_tokens, temperature, 1.0, max_rounds=max_rounds)
     lockstep = LockstepEngine(engine, seed, len(problems))
     graph = build_training_graph(wf, grader=grader, engine=lockstep)
     states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in problems], lockstep)
-    graded = await asyncio.gather(*(grader.agrade(p, final_program(p, s)) for p, s in zip(problems, states, strict=True)))
+    graded = await asyncio.gather(
+        *(grader.agrade(p, final_program(p, s)) for p, s in zip(problems, states, strict=True))
+    )
     by_task = {p.task_id: [r.passed] for p, r in zip(problems, graded, strict=True)}
     families: dict[str, list[bool]] = defaultdict(list)
     for p, r in zip(problems, graded, strict=True):
         families[p.tags[0] if p.tags else p.source].append(r.passed)
     return HeldoutResult(
-        pass_at_1=summarize(by_task, ks=(1,))["pass@1"], problems=len(problems),
-        by_family={k: sum(v) / len(v) for k, v in sorted(families.items())}, seconds=time.perf_counter() - start,
+        pass_at_1=summarize(by_task, ks=(1,))["pass@1"],
+        problems=len(problems),
+        by_family={k: sum(v) / len(v) for k, v in sorted(families.items())},
+        seconds=time.perf_counter() - start,
     )

@@ -42,12 +42,21 @@ class GeneratorModel(mlflow.pyfunc.PythonModel):
         params = params or {}
         tok = self.engine.tokenizer
         ids = [
-            tok(tok.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": p}],
-                                        tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+            tok(
+                tok.apply_chat_template(
+                    [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": p}],
+                    tokenize=False,
+                    add_generation_prompt=True,
+                ),
+                add_special_tokens=False,
+            )["input_ids"]
             for p in prompts
         ]
-        sampling = SamplingParams(max_new_tokens=int(params.get("max_new_tokens", 256)),
-                                  temperature=float(params.get("temperature", 0.0)), seed=0)
+        sampling = SamplingParams(
+            max_new_tokens=int(params.get("max_new_tokens", 256)),
+            temperature=float(params.get("temperature", 0.0)),
+            seed=0,
+        )
         return [g.text for g in self.engine.generate_batch(ids, sampling)]
 
 

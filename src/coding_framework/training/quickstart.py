@@ -33,26 +33,41 @@ class QuickstartResult(BaseModel):
     def summary(self) -> dict[str, Any]:
         t = self.training
         return {
-            "baseline_pass@1": round(self.baseline_pass_at_1, 4), "trained_pass@1": round(self.trained_pass_at_1, 4),
+            "baseline_pass@1": round(self.baseline_pass_at_1, 4),
+            "trained_pass@1": round(self.trained_pass_at_1, 4),
             "improvement": round(self.trained_pass_at_1 - self.baseline_pass_at_1, 4),
-            "heldout_problems": self.heldout_problems, "seconds": round(self.seconds, 1),
-            "mlflow_run_id": self.mlflow_run_id, "algorithm": t.algorithm, "seed": t.seed, "steps": t.steps,
+            "heldout_problems": self.heldout_problems,
+            "seconds": round(self.seconds, 1),
+            "mlflow_run_id": self.mlflow_run_id,
+            "algorithm": t.algorithm,
+            "seed": t.seed,
+            "steps": t.steps,
             "registered_model": t.registered_model.get("registered_model"),
             "registered_version": t.registered_model.get("registered_version"),
-            "report": str(t.report.get("html", "")), "run_dir": str(t.run_dir),
+            "report": str(t.report.get("html", "")),
+            "run_dir": str(t.run_dir),
             "final_model_dir": str(t.final_model_dir),
         }
 
     def table(self) -> Table:
         t = self.training
-        table = Table(title=f"Held-out pass@1 before / after {t.algorithm.upper()} ({self.heldout_problems} problems)")
+        table = Table(
+            title=f"Held-out pass@1 before / after {t.algorithm.upper()} ({self.heldout_problems} problems)"
+        )
         table.add_column("family")
         table.add_column("before", justify="right")
         table.add_column("after", justify="right")
         for family in sorted(set(t.baseline_by_family) | set(t.heldout_by_family)):
-            table.add_row(family, f"{t.baseline_by_family.get(family, 0.0):.2f}", f"{t.heldout_by_family.get(family, 0.0):.2f}")
-        table.add_row("[bold]all[/bold]", f"[bold]{self.baseline_pass_at_1:.3f}[/bold]",
-                      f"[bold]{self.trained_pass_at_1:.3f}[/bold]")
+            table.add_row(
+                family,
+                f"{t.baseline_by_family.get(family, 0.0):.2f}",
+                f"{t.heldout_by_family.get(family, 0.0):.2f}",
+            )
+        table.add_row(
+            "[bold]all[/bold]",
+            f"[bold]{self.baseline_pass_at_1:.3f}[/bold]",
+            f"[bold]{self.trained_pass_at_1:.3f}[/bold]",
+        )
         return table
 
 
@@ -70,7 +85,10 @@ def run_quickstart(config: TrainingConfig, run_dir: Path, progress: bool = True)
     results = Trainer(config, run_dir, progress=progress).run()
     assert results.baseline_pass_at_1 is not None and results.heldout_pass_at_1 is not None
     return QuickstartResult(
-        baseline_pass_at_1=results.baseline_pass_at_1, trained_pass_at_1=results.heldout_pass_at_1,
-        heldout_problems=results.heldout_problems, seconds=time.perf_counter() - start,
-        mlflow_run_id=results.mlflow_run_id, training=results,
+        baseline_pass_at_1=results.baseline_pass_at_1,
+        trained_pass_at_1=results.heldout_pass_at_1,
+        heldout_problems=results.heldout_problems,
+        seconds=time.perf_counter() - start,
+        mlflow_run_id=results.mlflow_run_id,
+        training=results,
     )

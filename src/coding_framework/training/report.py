@@ -48,7 +48,9 @@ def plot(history: Sequence[StepRecord], path: Path, title: str) -> Path:
 
 
 def _table(rows: Mapping[str, Any]) -> str:
-    cells = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>" for k, v in rows.items())
+    cells = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>" for k, v in rows.items()
+    )
     return f"<table>{cells}</table>"
 
 
@@ -56,17 +58,30 @@ def _fmt(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def write_report(history: Sequence[StepRecord], out_dir: Path, title: str, summary: Mapping[str, Any]) -> dict[str, Path]:
-    """``report.png`` and ``report.html`` (the plot, the summary and every step's main metrics) in ``out_dir``."""
+def write_report(
+    history: Sequence[StepRecord], out_dir: Path, title: str, summary: Mapping[str, Any]
+) -> dict[str, Path]:
+    """``report.png`` and ``report.html`` (plot, summary, every step's main metrics) in ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     png = plot(history, out_dir / "report.png", title)
-    keys = ["reward_mean", "reward_std", "pass_rate", "heldout_pass@1", "kl/ref", "losses/entropy",
-            "losses/clipfrac", "charts/tokens_per_s", "seconds/step"]
+    keys = [
+        "reward_mean",
+        "reward_std",
+        "pass_rate",
+        "heldout_pass@1",
+        "kl/ref",
+        "losses/entropy",
+        "losses/clipfrac",
+        "charts/tokens_per_s",
+        "seconds/step",
+    ]
     shown = [k for k in keys if any(k in r.metrics for r in history)]
     head = "".join(f"<th>{html.escape(k)}</th>" for k in ["step", *shown])
     body = "".join(
-        "<tr>" + f"<td>{r.step}</td>" + "".join(f"<td>{_fmt(r.metrics[k]) if k in r.metrics else ''}</td>"
-                                                for k in shown) + "</tr>"
+        "<tr>"
+        + f"<td>{r.step}</td>"
+        + "".join(f"<td>{_fmt(r.metrics[k]) if k in r.metrics else ''}</td>" for k in shown)
+        + "</tr>"
         for r in history
     )
     page = f"""<!doctype html>

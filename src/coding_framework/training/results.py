@@ -23,9 +23,13 @@ class TrainingResults(BaseModel):
     seed: int
     steps: int = Field(description="Training steps completed.")
     run_dir: Path
-    final_metrics: dict[str, float] = Field(description="The last step's metrics plus the final held-out pass@1.")
+    final_metrics: dict[str, float] = Field(
+        description="The last step's metrics plus the final held-out pass@1."
+    )
     history: list[StepRecord]
-    baseline_pass_at_1: float | None = Field(None, description="Held-out pass@1 before training (if evaluated).")
+    baseline_pass_at_1: float | None = Field(
+        None, description="Held-out pass@1 before training (if evaluated)."
+    )
     heldout_pass_at_1: float | None = Field(None, description="Held-out pass@1 after training.")
     heldout_problems: int
     heldout_by_family: dict[str, float] = Field(default_factory=dict)
@@ -36,7 +40,9 @@ class TrainingResults(BaseModel):
     mlflow_run_id: str | None = None
     registered_model: dict[str, Any] = Field(default_factory=dict)
     report: dict[str, Path] = Field(default_factory=dict, description="Report files (png, html).")
-    audit: dict[str, float] = Field(default_factory=dict, description="Auditor totals (tokens checked, drift).")
+    audit: dict[str, float] = Field(
+        default_factory=dict, description="Auditor totals (tokens checked, drift)."
+    )
     seconds: float
 
     def summary(self) -> dict[str, Any]:

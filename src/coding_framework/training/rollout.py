@@ -98,8 +98,10 @@ class LockstepEngine:
             seeded = dataclasses.replace(params, seed=derive_seed(self.seed, wave, n))
             start = time.perf_counter()
             try:
-                gens = await asyncio.to_thread(self.engine.generate_batch, [r.prompt for r in requests], seeded)
-            except Exception as exc:  # noqa: BLE001 - every waiting episode gets the engine's error
+                gens = await asyncio.to_thread(
+                    self.engine.generate_batch, [r.prompt for r in requests], seeded
+                )
+            except Exception as exc:
                 for r in requests:
                     r.future.set_exception(exc)
                 continue
@@ -109,7 +111,9 @@ class LockstepEngine:
                 r.future.set_result(gen)
 
 
-async def run_lockstep(graph: Any, inputs: Sequence[dict[str, Any]], engine: LockstepEngine) -> list[dict[str, Any]]:
+async def run_lockstep(
+    graph: Any, inputs: Sequence[dict[str, Any]], engine: LockstepEngine
+) -> list[dict[str, Any]]:
     """Run one graph invocation per input concurrently; the final states, in input order."""
 
     async def one(index: int, episode_input: dict[str, Any]) -> dict[str, Any]:
@@ -146,10 +150,13 @@ class RolloutBatch:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def step_workflow(base: WorkflowConfig, max_new_tokens: int, temperature: float, top_p: float,
-                  max_rounds: int | None = None) -> WorkflowConfig:
+def step_workflow(
+    base: WorkflowConfig, max_new_tokens: int, temperature: float, top_p: float, max_rounds: int | None = None
+) -> WorkflowConfig:
     """``base`` with the Generator's sampling (and optionally the round budget) set for one rollout."""
-    sampling = SamplingSettings(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=None)
+    sampling = SamplingSettings(
+        max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=None
+    )
     generator = base.agents.generator.model_copy(update={"sampling": sampling})
     agents = base.agents.model_copy(update={"generator": generator})
     graph = base.graph if max_rounds is None else base.graph.model_copy(update={"max_rounds": max_rounds})
@@ -160,8 +167,15 @@ def final_program(problem: Problem, state: dict[str, Any]) -> str:
     return assemble_program(problem, state.get("code", ""))
 
 
-async def collect(engine: TokenEngine, workflow: WorkflowConfig, grader: AsyncGrader, problems: Sequence[Problem],
-                  group_size: int, seed: int, reward_fn: BaseRewardFunction) -> RolloutBatch:
+async def collect(
+    engine: TokenEngine,
+    workflow: WorkflowConfig,
+    grader: AsyncGrader,
+    problems: Sequence[Problem],
+    group_size: int,
+    seed: int,
+    reward_fn: BaseRewardFunction,
+) -> RolloutBatch:
     """``group_size`` episodes of each problem (episode ``i`` belongs to group ``i // group_size``), rewarded
     by ``reward_fn`` on each episode's final program."""
     jobs = [(g, p) for g, p in enumerate(problems) for _ in range(group_size)]
@@ -171,10 +185,19 @@ async def collect(engine: TokenEngine, workflow: WorkflowConfig, grader: AsyncGr
     states = await run_lockstep(graph, [{"problem": p.model_dump()} for _, p in jobs], lockstep)
     episodes_s = time.perf_counter() - start
     start = time.perf_counter()
-    rewards = await reward_fn.ascore_batch([(p, final_program(p, s)) for (_, p), s in zip(jobs, states, strict=True)])
+    rewards = await reward_fn.ascore_batch(
+        [(p, final_program(p, s)) for (_, p), s in zip(jobs, states, strict=True)]
+    )
     reward_s = time.perf_counter() - start
     episodes = [
-        Episode(index=i, group=g, problem=p, state=s, reward=r, passed=bool(r.details.get("passed", s.get("passed"))))
+        Episode(
+            index=i,
+            group=g,
+            problem=p,
+            state=s,
+            reward=r,
+            passed=bool(r.details.get("passed", s.get("passed"))),
+        )
         for i, ((g, p), s, r) in enumerate(zip(jobs, states, rewards, strict=True))
     ]
     seconds = {"generate": lockstep.generate_s, "episodes": episodes_s, "reward": reward_s}

@@ -55,7 +55,9 @@ class ProblemSampler:
 
     def draw(self, step: int, n: int) -> list[Problem]:
         if n > len(self.problems):
-            raise ValueError(f"rollout.problems_per_step={n} exceeds the {len(self.problems)} training problems")
+            raise ValueError(
+                f"rollout.problems_per_step={n} exceeds the {len(self.problems)} training problems"
+            )
         picked = self._weighted(step, n) if self.curriculum.enabled else self._sequential(n)
         self.cursor += n
         return picked

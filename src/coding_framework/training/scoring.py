@@ -58,13 +58,19 @@ def shape_rewards(raw: Sequence[float], settings: RewardSettings, moments: Runni
     return values
 
 
-def to_trajectories(episodes: Sequence[Episode], rewards: Sequence[float], roles: Sequence[str],
-                    step: int) -> list[Trajectory]:
+def to_trajectories(
+    episodes: Sequence[Episode], rewards: Sequence[float], roles: Sequence[str], step: int
+) -> list[Trajectory]:
     """Each episode's trained-role rows, with its shaped reward; groups are ``<step>/<problem slot>``."""
     rows: list[Trajectory] = []
     for episode, reward in zip(episodes, rewards, strict=True):
-        rows += trajectories_from_episode(episode.state, roles, reward=reward, group_id=f"{step}/{episode.group}",
-                                          metadata={"episode": episode.index, "raw_reward": episode.reward.value})
+        rows += trajectories_from_episode(
+            episode.state,
+            roles,
+            reward=reward,
+            group_id=f"{step}/{episode.group}",
+            metadata={"episode": episode.index, "raw_reward": episode.reward.value},
+        )
     return rows
 
 
@@ -86,7 +92,8 @@ def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
         "reward_mean": sum(rewards) / len(rewards),
         "reward_std": _std(rewards),
         "pass_rate": sum(e.passed for e in eps) / len(eps),
-        "first_draft_pass_rate": sum(bool(e.state.get("rounds", [{}])[0].get("passed")) for e in eps) / len(eps),
+        "first_draft_pass_rate": sum(bool(e.state.get("rounds", [{}])[0].get("passed")) for e in eps)
+        / len(eps),
         "rounds_mean": sum(e.rounds for e in eps) / len(eps),
         "episodes": float(len(eps)),
         "generated_tokens": float(batch.generated_tokens),

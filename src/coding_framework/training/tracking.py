@@ -25,7 +25,7 @@ _BAD_CHARS = re.compile(r"[^\w./\- :]")
 
 
 def metric_key(name: str) -> str:
-    """MLflow accepts letters, digits, ``_ - . / :`` and spaces: ``heldout_pass@1`` -> ``heldout_pass_at_1``."""
+    """MLflow takes letters, digits, ``_ - . / :`` and spaces: ``heldout_pass@1`` -> ``heldout_pass_at_1``."""
     return _BAD_CHARS.sub("_", name.replace("@", "_at_"))
 
 
@@ -74,8 +74,9 @@ class MLflowTracker:
             return
         experiment = self.client.get_experiment_by_name(config.experiment)
         if experiment is None:
-            exp_id = self.client.create_experiment(config.experiment,
-                                                   artifact_location=(run_dir / "mlartifacts").resolve().as_uri())
+            exp_id = self.client.create_experiment(
+                config.experiment, artifact_location=(run_dir / "mlartifacts").resolve().as_uri()
+            )
         else:
             exp_id = experiment.experiment_id
         self.run_id = self.client.create_run(exp_id, run_name=run_dir.name).info.run_id
@@ -116,8 +117,11 @@ class MLflowTracker:
             with mlflow.start_run(run_id=self.run_id), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 info = mlflow.pyfunc.log_model(
-                    name="model", python_model=GeneratorModel(), artifacts={"hf_model": str(model_dir)},
-                    registered_model_name=registered_name, pip_requirements=pip_requirements(),
+                    name="model",
+                    python_model=GeneratorModel(),
+                    artifacts={"hf_model": str(model_dir)},
+                    registered_model_name=registered_name,
+                    pip_requirements=pip_requirements(),
                 )
         finally:
             mlflow_log.setLevel(level)
@@ -125,7 +129,9 @@ class MLflowTracker:
             mlflow.set_registry_uri(previous[1])
         out = {"model_uri": info.model_uri}
         if registered_name:
-            out.update(registered_model=registered_name, registered_version=int(info.registered_model_version))
+            out.update(
+                registered_model=registered_name, registered_version=int(info.registered_model_version)
+            )
         return out
 
     def finish(self, status: str = "FINISHED") -> None:

@@ -103,8 +103,9 @@ def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
 class Trainer:
     """One run in ``run_dir``. ``resume`` continues from its newest valid checkpoint (or starts fresh)."""
 
-    def __init__(self, config: TrainingConfig, run_dir: str | Path, *, resume: bool = False,
-                 progress: bool = True) -> None:
+    def __init__(
+        self, config: TrainingConfig, run_dir: str | Path, *, resume: bool = False, progress: bool = True
+    ) -> None:
         self.config, self.run_dir, self.resume, self.progress = config, Path(run_dir), resume, progress
         transformers_logging.disable_progress_bar()  # save_pretrained's bars would interleave with ours
         self.spec, self.kl = resolve_spec(config)
@@ -114,29 +115,48 @@ class Trainer:
         self.model_dir = base_model_dir(config, progress)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32)
-        self.engine = LocalEngine(model, self.tokenizer, device="cpu", policy_version="0",
-                                  max_batch_size=config.rollout.max_batch_size)
+        self.engine = LocalEngine(
+            model,
+            self.tokenizer,
+            device="cpu",
+            policy_version="0",
+            max_batch_size=config.rollout.max_batch_size,
+        )
         self.model = self.engine.model
         self.train_problems, self.heldout = split_problems(config)
         self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
-        self.updater = PolicyUpdate(self.model, self.spec, config.algo, config.optim, self.kl, config.steps,
-                                    config.seed)
+        self.updater = PolicyUpdate(
+            self.model, self.spec, config.algo, config.optim, self.kl, config.steps, config.seed
+        )
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", config.checkpoint.keep_last)
         self.moments = RunningMoments()
         self.history: list[StepRecord] = []
         self.baseline: HeldoutResult | None = None
-        self.audit_totals = {"trajectories": 0.0, "checked_tokens": 0.0, "offending_tokens": 0.0, "max_abs_diff": 0.0}
+        self.audit_totals = {
+            "trajectories": 0.0,
+            "checked_tokens": 0.0,
+            "offending_tokens": 0.0,
+            "max_abs_diff": 0.0,
+        }
         self.step = 0
 
     def _check_run_dir(self) -> None:
         saved = self.run_dir / CONFIG_FILE
         current = self.config.model_dump(mode="json")
         if self.resume and saved.is_file() and json.loads(saved.read_text()) != current:
-            raise ConfigError(f"{self.run_dir} was started with a different configuration ({saved}); resume it with "
-                              "the same config and seed, or train into a new --run-dir")
-        if not self.resume and (self.run_dir / "checkpoints").is_dir() and any((self.run_dir / "checkpoints").iterdir()):
-            raise ConfigError(f"{self.run_dir} already holds checkpoints: pass --resume to continue that run, or "
-                              "choose a new --run-dir")
+            raise ConfigError(
+                f"{self.run_dir} was started with a different configuration ({saved}); resume it with "
+                "the same config and seed, or train into a new --run-dir"
+            )
+        if (
+            not self.resume
+            and (self.run_dir / "checkpoints").is_dir()
+            and any((self.run_dir / "checkpoints").iterdir())
+        ):
+            raise ConfigError(
+                f"{self.run_dir} already holds checkpoints: pass --resume to continue that run, or "
+                "choose a new --run-dir"
+            )
         saved.write_text(json.dumps(current, indent=2) + "\n")
 
     # -- checkpoints ---------------------------------------------------------------------------------------
@@ -147,8 +167,11 @@ class Trainer:
         rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
         torch.save({"update": self.updater.state_dict(), "rng": rng}, out / "trainer.pt")
         state = {
-            "step": self.step, "cursor": self.sampler.cursor, "moments": self.moments.state_dict(),
-            "history": [r.model_dump() for r in self.history], "audit": self.audit_totals,
+            "step": self.step,
+            "cursor": self.sampler.cursor,
+            "moments": self.moments.state_dict(),
+            "history": [r.model_dump() for r in self.history],
+            "audit": self.audit_totals,
             "baseline": self.baseline.model_dump() if self.baseline else None,
         }
         (out / "state.json").write_text(json.dumps(state) + "\n")
@@ -180,18 +203,30 @@ class Trainer:
 
     def _evaluate(self, grader: Grader) -> HeldoutResult:
         ev = self.config.eval
-        return asyncio.run(evaluate_heldout(
-            self.engine, self.config.workflow, grader, self.heldout,
-            max_new_tokens=ev.max_new_tokens or self.config.rollout.max_new_tokens, temperature=ev.temperature,
-            max_rounds=ev.max_rounds, seed=derive_seed(self.config.seed, "eval"),
-        ))
+        return asyncio.run(
+            evaluate_heldout(
+                self.engine,
+                self.config.workflow,
+                grader,
+                self.heldout,
+                max_new_tokens=ev.max_new_tokens or self.config.rollout.max_new_tokens,
+                temperature=ev.temperature,
+                max_rounds=ev.max_rounds,
+                seed=derive_seed(self.config.seed, "eval"),
+            )
+        )
 
     def _audit(self, trajectories: list[Any]) -> dict[str, float]:
-        report = audit(trajectories[: self.config.audit.rows], self.model, self.tokenizer, self.config.audit.tolerance)
+        report = audit(
+            trajectories[: self.config.audit.rows], self.model, self.tokenizer, self.config.audit.tolerance
+        )
         for key in ("trajectories", "checked_tokens", "offending_tokens"):
             self.audit_totals[key] += float(getattr(report, key))
         self.audit_totals["max_abs_diff"] = max(self.audit_totals["max_abs_diff"], report.max_abs_diff)
-        return {"audit/offending_tokens": float(report.offending_tokens), "audit/max_abs_diff": report.max_abs_diff}
+        return {
+            "audit/offending_tokens": float(report.offending_tokens),
+            "audit/max_abs_diff": report.max_abs_diff,
+        }
 
     def train_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
         cfg, step = self.config, self.step
@@ -199,8 +234,17 @@ class Trainer:
         temperature = temperature_at(step, cfg.steps, cfg.rollout)
         problems = self.sampler.draw(step, cfg.rollout.problems_per_step)
         workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, temperature, cfg.rollout.top_p)
-        rollout = asyncio.run(collect(self.engine, workflow, grader, problems, cfg.rollout.group_size,
-                                      derive_seed(cfg.seed, "rollout", step), reward_fn))
+        rollout = asyncio.run(
+            collect(
+                self.engine,
+                workflow,
+                grader,
+                problems,
+                cfg.rollout.group_size,
+                derive_seed(cfg.seed, "rollout", step),
+                reward_fn,
+            )
+        )
         metrics = rollout_metrics(rollout)
         shaped = shape_rewards([e.reward.value for e in rollout.episodes], cfg.reward, self.moments)
         rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step)
@@ -215,12 +259,17 @@ class Trainer:
             metrics.update(self.updater.step(batch, step))
         self.engine.set_policy_version(str(step + 1))
         update_s = time.perf_counter() - update_start
-        metrics.update({
-            "charts/temperature": temperature, "seconds/rollout": rollout_s, "seconds/update": update_s,
-            "seconds/generate": rollout.seconds["generate"], "seconds/reward": rollout.seconds["reward"],
-            "charts/tokens_per_s": rollout.generated_tokens / max(rollout.seconds["generate"], 1e-9),
-            "charts/samples_per_s": len(rollout.episodes) / max(rollout_s + update_s, 1e-9),
-        })
+        metrics.update(
+            {
+                "charts/temperature": temperature,
+                "seconds/rollout": rollout_s,
+                "seconds/update": update_s,
+                "seconds/generate": rollout.seconds["generate"],
+                "seconds/reward": rollout.seconds["reward"],
+                "charts/tokens_per_s": rollout.generated_tokens / max(rollout.seconds["generate"], 1e-9),
+                "charts/samples_per_s": len(rollout.episodes) / max(rollout_s + update_s, 1e-9),
+            }
+        )
         return metrics
 
     # -- the run -------------------------------------------------------------------------------------------
@@ -238,7 +287,9 @@ class Trainer:
             with Grader(self.config.workflow.sandbox) as grader:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
                 results = self._loop(grader, reward_fn, trackers, start)
-            results.registered_model = trackers.log_model(results.final_model_dir, self.config.tracking.registered_model)
+            results.registered_model = trackers.log_model(
+                results.final_model_dir, self.config.tracking.registered_model
+            )
             results.mlflow_run_id = trackers.run_id
             results.seconds = time.perf_counter() - start
             results.write()
@@ -247,14 +298,21 @@ class Trainer:
         finally:
             trackers.finish(status)
 
-    def _loop(self, grader: Grader, reward_fn: CompositeReward, trackers: Trackers, start: float) -> TrainingResults:
+    def _loop(
+        self, grader: Grader, reward_fn: CompositeReward, trackers: Trackers, start: float
+    ) -> TrainingResults:
         cfg = self.config
         if cfg.eval.baseline and self.baseline is None and self.step == 0:
             self.baseline = self._evaluate(grader)
             trackers.log_metrics({"heldout_pass@1": self.baseline.pass_at_1}, step=0)
         early_stop = self.updater.monitor.reason
-        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.fields[info]}"))
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
+        )
         with Progress(*columns, console=Console(stderr=True), disable=not self.progress) as bar:
             task = bar.add_task(f"{self.spec.name} steps", total=cfg.steps, completed=self.step, info="")
             while self.step < cfg.steps and early_stop is None:
@@ -279,32 +337,52 @@ class Trainer:
         metrics["seconds/step"] = time.perf_counter() - started
         return metrics
 
-    def _finish(self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None) -> TrainingResults:
+    def _finish(
+        self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None
+    ) -> TrainingResults:
         final = self._evaluate(grader)
-        trackers.log_metrics({"heldout_pass@1": final.pass_at_1, "seconds/eval": final.seconds}, step=self.step)
+        trackers.log_metrics(
+            {"heldout_pass@1": final.pass_at_1, "seconds/eval": final.seconds}, step=self.step
+        )
         final_dir = self.run_dir / FINAL_MODEL
         self.model.save_pretrained(final_dir)
         self.tokenizer.save_pretrained(final_dir)
         last = dict(self.history[-1].metrics) if self.history else {}
         last["heldout_pass@1"] = final.pass_at_1
-        summary = {"algorithm": self.spec.name, "steps": self.step, "baseline heldout pass@1":
-                   self.baseline.pass_at_1 if self.baseline else None, "final heldout pass@1": final.pass_at_1,
-                   "heldout problems": final.problems}
+        summary = {
+            "algorithm": self.spec.name,
+            "steps": self.step,
+            "baseline heldout pass@1": self.baseline.pass_at_1 if self.baseline else None,
+            "final heldout pass@1": final.pass_at_1,
+            "heldout problems": final.problems,
+        }
         history = [*self.history]
         if self.baseline is not None:
             history.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": self.baseline.pass_at_1}))
         history.append(StepRecord(step=self.step, metrics={"heldout_pass@1": final.pass_at_1}))
-        report = write_report(history, self.run_dir / "report", f"{self.spec.name} on {self.run_dir.name}", summary)
+        report = write_report(
+            history, self.run_dir / "report", f"{self.spec.name} on {self.run_dir.name}", summary
+        )
         trackers.log_artifacts(self.run_dir / "report", "report")
         ckpts = self.checkpoints.steps()
         return TrainingResults(
-            algorithm=self.spec.name, seed=self.config.seed, steps=self.step, run_dir=self.run_dir,
-            final_metrics=last, history=self.history, heldout_pass_at_1=final.pass_at_1,
-            baseline_pass_at_1=self.baseline.pass_at_1 if self.baseline else None, heldout_problems=final.problems,
-            heldout_by_family=final.by_family, baseline_by_family=self.baseline.by_family if self.baseline else {},
-            early_stop=early_stop, final_model_dir=final_dir,
-            checkpoint=self.checkpoints.path_for(ckpts[-1]) if ckpts else None, report=report,
-            audit=self.audit_totals, seconds=time.perf_counter() - start,
+            algorithm=self.spec.name,
+            seed=self.config.seed,
+            steps=self.step,
+            run_dir=self.run_dir,
+            final_metrics=last,
+            history=self.history,
+            heldout_pass_at_1=final.pass_at_1,
+            baseline_pass_at_1=self.baseline.pass_at_1 if self.baseline else None,
+            heldout_problems=final.problems,
+            heldout_by_family=final.by_family,
+            baseline_by_family=self.baseline.by_family if self.baseline else {},
+            early_stop=early_stop,
+            final_model_dir=final_dir,
+            checkpoint=self.checkpoints.path_for(ckpts[-1]) if ckpts else None,
+            report=report,
+            audit=self.audit_totals,
+            seconds=time.perf_counter() - start,
         )
 
 
@@ -317,10 +395,17 @@ def _progress_info(metrics: dict[str, float]) -> str:
     return "  ".join(parts)
 
 
-def configure(base: TrainingConfig, *, algorithm: str | None = None, episodes: int | None = None,
-              seed: int | None = None) -> TrainingConfig:
+def configure(
+    base: TrainingConfig,
+    *,
+    algorithm: str | None = None,
+    episodes: int | None = None,
+    seed: int | None = None,
+) -> TrainingConfig:
     """``base`` with the algorithm, seed and, from an episode budget, the number of steps replaced."""
-    update: dict[str, Any] = {k: v for k, v in {"algorithm": algorithm, "seed": seed}.items() if v is not None}
+    update: dict[str, Any] = {
+        k: v for k, v in {"algorithm": algorithm, "seed": seed}.items() if v is not None
+    }
     if episodes is not None:
         if episodes < 1:
             raise ConfigError(f"episodes must be at least 1, got {episodes}")

@@ -62,14 +62,25 @@ def _micro_weight(mode: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) 
 class PolicyUpdate:
     """Owns the optimizers, LR schedules, reference policy, critic and KL controller of one run."""
 
-    def __init__(self, model: torch.nn.Module, spec: AlgorithmSpec, algo: AlgorithmSettings, optim: OptimConfig,
-                 kl: KLConfig, total_steps: int, seed: int) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        spec: AlgorithmSpec,
+        algo: AlgorithmSettings,
+        optim: OptimConfig,
+        kl: KLConfig,
+        total_steps: int,
+        seed: int,
+    ) -> None:
         self.model, self.spec, self.algo, self.optim, self.kl = model, spec, algo, optim, kl
         self.seed = seed
         steps = total_steps * algo.epochs * algo.minibatches
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=optim.lr, betas=optim.betas,
-                                           weight_decay=optim.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, steps, optim))
+        self.optimizer = torch.optim.AdamW(
+            model.parameters(), lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: lr_factor(s, steps, optim)
+        )
         # The critic is a value head on the policy's (detached) hidden states: one trunk forward serves
         # both, and value gradients never move the policy.
         self.critic: ValueHead | None = None
@@ -96,10 +107,14 @@ class PolicyUpdate:
             kld = core_algos.kl_penalty(batch.old_logprobs, ref, kl_penalty=self.kl.estimator) * mask
             metrics["kl/ref"] = float(kld.sum() / mask.sum().clamp(min=1))
             if self.kl.mode == "reward":
-                scores, m = kl_in_reward(scores, batch.old_logprobs, ref, mask, self.controller, self.kl.estimator)
+                scores, m = kl_in_reward(
+                    scores, batch.old_logprobs, ref, mask, self.controller, self.kl.estimator
+                )
                 metrics.update(m)
         advantages, returns = compute_advantages(self.spec, scores, mask, batch.group_ids, values)
-        metrics["charts/advantage_abs_mean"] = float((advantages.abs() * mask).sum() / mask.sum().clamp(min=1))
+        metrics["charts/advantage_abs_mean"] = float(
+            (advantages.abs() * mask).sum() / mask.sum().clamp(min=1)
+        )
         return Prepared(advantages, returns, values, ref), metrics
 
     def _forward_all(self, batch: TrajectoryBatch, model: torch.nn.Module) -> torch.Tensor:
@@ -114,7 +129,9 @@ class PolicyUpdate:
         out = torch.zeros_like(batch.old_logprobs)
         for rows in _chunks(range(len(batch)), self.optim.micro_batch_size):
             sub = batch.select(rows)
-            out[rows, : sub.response_mask.shape[1]] = self.critic(score(self.model, sub).hidden) * sub.response_mask
+            out[rows, : sub.response_mask.shape[1]] = (
+                self.critic(score(self.model, sub).hidden) * sub.response_mask
+            )
         return out
 
     # -- the gradient steps --------------------------------------------------------------------------------
@@ -151,8 +168,9 @@ class PolicyUpdate:
         if self.optim.grad_clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
         else:
-            norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in self.model.parameters()
-                                                         if p.grad is not None]))
+            norm = torch.linalg.vector_norm(
+                torch.stack([p.grad.norm() for p in self.model.parameters() if p.grad is not None])
+            )
         self.optimizer.step()
         self.scheduler.step()
         if self.critic_optimizer is not None:
@@ -160,24 +178,38 @@ class PolicyUpdate:
         sums["charts/grad_norm"] = float(norm)
         return dict(sums)
 
-    def _loss(self, sub: TrajectoryBatch, prepared: Prepared, rows: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
+    def _loss(
+        self, sub: TrajectoryBatch, prepared: Prepared, rows: list[int]
+    ) -> tuple[torch.Tensor, dict[str, float]]:
         width = sub.response_mask.shape[1]
         mask = sub.response_mask
         scored = score(self.model, sub, entropy=True)
         adv = _trim(prepared.advantages, rows, width)
         loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask)
-        entropy = core_algos.agg_loss(loss_mat=scored.entropy, loss_mask=mask, loss_agg_mode=self.spec.loss_agg_mode)
+        entropy = core_algos.agg_loss(
+            loss_mat=scored.entropy, loss_mask=mask, loss_agg_mode=self.spec.loss_agg_mode
+        )
         metrics["losses/entropy"] = float(entropy.detach())
         loss = loss - self.algo.entropy_coef * entropy
         if self.kl.mode == "loss" and prepared.ref_logprobs is not None:
-            kl_term, m = kl_loss(scored.logprobs, _trim(prepared.ref_logprobs, rows, width), mask,
-                                 self.kl.estimator, self.spec.loss_agg_mode)
+            kl_term, m = kl_loss(
+                scored.logprobs,
+                _trim(prepared.ref_logprobs, rows, width),
+                mask,
+                self.kl.estimator,
+                self.spec.loss_agg_mode,
+            )
             loss = loss + self.controller.value * kl_term
             metrics.update(m)
         if self.critic is not None and prepared.values is not None:
             vpreds = self.critic(scored.hidden.detach())  # (B, R): the critic does not move the policy
-            v_loss, m = value_loss(self.spec, vpreds, _trim(prepared.returns, rows, width),
-                                   _trim(prepared.values, rows, width), mask)
+            v_loss, m = value_loss(
+                self.spec,
+                vpreds,
+                _trim(prepared.returns, rows, width),
+                _trim(prepared.values, rows, width),
+                mask,
+            )
             loss = loss + self.algo.value_coef * v_loss
             metrics.update(m)
         metrics["losses/total"] = float(loss.detach())
@@ -187,7 +219,8 @@ class PolicyUpdate:
 
     def state_dict(self) -> dict[str, object]:
         state: dict[str, object] = {
-            "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
             "kl_coef": float(self.controller.value),
             "kl_monitor": {"over": self.monitor.over, "reason": self.monitor.reason},
         }
@@ -209,4 +242,3 @@ class PolicyUpdate:
             self.critic_optimizer.load_state_dict(state["critic_optimizer"])
         if self.reference is not None:
             self.reference.load_state_dict(state["reference"])
-

@@ -1,0 +1,250 @@
+"""The RL engine's parts: lockstep rollouts, reward shaping, the registry-driven update, schedules."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+
+import pytest
+import torch
+
+from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.rewards import RewardConfig
+from coding_framework.config.training import (
+    AlgorithmSettings,
+    CurriculumConfig,
+    OptimConfig,
+    RewardSettings,
+    RolloutConfig,
+)
+from coding_framework.grading import Grader
+from coding_framework.llm.base import Generation, SamplingParams
+from coding_framework.llm.local import LocalEngine
+from coding_framework.model.architecture import init_model
+from coding_framework.problems import synthetic_split
+from coding_framework.rewards import CompositeReward
+from coding_framework.training.algorithms import ALGORITHMS, get_algorithm
+from coding_framework.training.batch import TrajectoryBatch, score
+from coding_framework.training.kl import KLConfig
+from coding_framework.training.rollout import collect, step_workflow
+from coding_framework.training.schedule import ProblemSampler, difficulty_weights, lr_factor, temperature_at
+from coding_framework.training.scoring import RunningMoments, shape_rewards, to_trajectories
+from coding_framework.training.trajectory import CallSpan, Trajectory
+from coding_framework.training.update import PolicyUpdate
+from tests.fakes.chat import fenced
+from tests.fakes.engine import ScriptedEngine, tiny_tokenizer
+from tests.fakes.models import TINY
+from tests.training._episodes import ADD
+
+CORRECTNESS_ONLY = RewardConfig(weights={"correctness": 1.0, "style": 0.0, "efficiency": 0.0})
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader() as g:
+        yield g
+
+
+def _workflow(max_rounds: int = 2) -> WorkflowConfig:
+    wf = step_workflow(WorkflowConfig(), max_new_tokens=24, temperature=1.0, top_p=1.0, max_rounds=max_rounds)
+    return wf.model_copy(update={"graph": wf.graph.model_copy(update={"review": "never"})})
+
+
+def _tiny_engine(seed: int = 0) -> LocalEngine:
+    return LocalEngine(init_model(TINY, tiny_tokenizer(), seed), tiny_tokenizer(), device="cpu")
+
+
+# -- rollouts ----------------------------------------------------------------------------------------------
+
+
+def test_rollout_groups_rounds_and_rewards(grader: Grader) -> None:
+    """Every episode drafts wrong code, gets the Executor's feedback, then revises to a pass."""
+    wrong, right = fenced("def add(a, b):\n    return a - b"), fenced("def add(a, b):\n    return a + b")
+    engine = ScriptedEngine(respond=lambda prompt: right if "is wrong" in prompt else wrong)
+    reward = CompositeReward(CORRECTNESS_ONLY, grader=grader)
+    batch = asyncio.run(collect(engine, _workflow(), grader, [ADD, ADD], 3, seed=7, reward_fn=reward))
+    assert [e.group for e in batch.episodes] == [0, 0, 0, 1, 1, 1]
+    assert all(e.passed and e.rounds == 2 and e.reward.value == 1.0 for e in batch.episodes)
+    assert batch.waves == 2  # both rounds of all six episodes were decoded as one wave each
+    rows = to_trajectories(batch.episodes, [1.0] * 6, ["generator"], step=4)
+    assert [r.group_id for r in rows] == ["4/0"] * 3 + ["4/1"] * 3
+    assert all(r.num_turns == 2 and 0 in r.response_mask for r in rows)  # feedback tokens are mask 0
+
+
+def test_rollout_is_reproducible_from_its_seed(grader: Grader) -> None:
+    problems = synthetic_split(4, 0.25, 0)[0][:2]
+    reward = CompositeReward(CORRECTNESS_ONLY, grader=grader)
+
+    def sampled(seed: int) -> list[list[int]]:
+        batch = asyncio.run(collect(_tiny_engine(), _workflow(1), grader, problems, 3, seed, reward))
+        return [c["response_ids"] for e in batch.episodes for c in e.state["calls"]]
+
+    first = sampled(11)
+    assert sampled(11) == first
+    assert sampled(12) != first
+    assert len({tuple(ids) for ids in first}) > 1  # episodes of one group draw different samples
+
+
+# -- reward shaping ----------------------------------------------------------------------------------------
+
+
+def test_shape_rewards_normalises_and_clips() -> None:
+    raw = [0.0, 1.0, 1.0, 0.0]
+    batch = shape_rewards(raw, RewardSettings(normalize="batch"), RunningMoments())
+    assert batch == pytest.approx([-1.0, 1.0, 1.0, -1.0], abs=1e-4)
+    assert shape_rewards([5.0, -5.0], RewardSettings(clip=2.0), RunningMoments()) == [2.0, -2.0]
+    moments = RunningMoments()
+    shape_rewards([1.0, 3.0], RewardSettings(normalize="running"), moments)
+    later = shape_rewards([5.0], RewardSettings(normalize="running"), moments)
+    assert moments.mean == pytest.approx(3.0) and moments.std == pytest.approx(math.sqrt(8 / 3))
+    assert later == pytest.approx([2.0 / math.sqrt(8 / 3)], rel=1e-4)
+
+
+# -- the update --------------------------------------------------------------------------------------------
+
+
+def _sampled_rows(
+    model: torch.nn.Module, n: int, tokens: int, seed: int
+) -> list[tuple[list[int], Generation]]:
+    """(prompt, response) pairs sampled from ``model`` for a fixed prompt."""
+    engine = LocalEngine(model, tiny_tokenizer(), device="cpu")
+    prompt = tiny_tokenizer()("def add(a, b):", add_special_tokens=False)["input_ids"]
+    params = SamplingParams(max_new_tokens=tokens, temperature=1.0, seed=seed)
+    gens = engine.generate_batch([prompt] * n, params)
+    return [(prompt, g) for g in gens]
+
+
+def _trajectory(prompt: list[int], gen: Generation, reward: float, group: str) -> Trajectory:
+    n = len(gen.token_ids)
+    return Trajectory(
+        prompt_ids=prompt,
+        response_ids=gen.token_ids,
+        response_mask=[1] * n,
+        response_logprobs=gen.logprobs,
+        reward=reward,
+        group_id=group,
+        calls=[
+            CallSpan(
+                turn=0,
+                start=0,
+                length=n,
+                text=gen.text,
+                stop_reason=gen.stop_reason,
+                policy_version=gen.policy_version,
+            )
+        ],
+    )
+
+
+def _updater(
+    model: torch.nn.Module,
+    algorithm: str = "grpo",
+    lr: float = 3e-3,
+    micro: int = 16,
+    kl: KLConfig | None = None,
+) -> PolicyUpdate:
+    optim = OptimConfig(lr=lr, micro_batch_size=micro)
+    return PolicyUpdate(
+        model, get_algorithm(algorithm), AlgorithmSettings(), optim, kl or KLConfig(), 100, seed=0
+    )
+
+
+def test_update_raises_logprobs_of_rewarded_samples_on_a_fixed_batch() -> None:
+    model = init_model(TINY, tiny_tokenizer(), 0)
+    sampled = _sampled_rows(model, 8, 6, seed=3)
+    rows = [_trajectory(p, g, float(i % 2), "g") for i, (p, g) in enumerate(sampled)]
+    batch = TrajectoryBatch.from_trajectories(rows, tiny_tokenizer().pad_token_id)
+    good, bad = batch.rewards == 1, batch.rewards == 0
+
+    def mean_logprob(which: torch.Tensor) -> float:
+        with torch.no_grad():
+            lp = score(model, batch).logprobs
+        return float((lp[which] * batch.response_mask[which]).sum() / batch.response_mask[which].sum())
+
+    before_good, before_bad = mean_logprob(good), mean_logprob(bad)
+    updater = _updater(model)
+    losses = [updater.step(batch, step)["losses/pg_loss"] for step in range(4)]
+    assert mean_logprob(good) > before_good + 0.05
+    assert mean_logprob(bad) < before_bad - 0.05
+    assert losses[-1] < losses[0]
+
+
+def test_gradient_accumulation_equals_one_large_batch() -> None:
+    """Micro-batches of 3 accumulate exactly the gradient of one batch of 8."""
+    base = init_model(TINY, tiny_tokenizer(), 0)
+    sampled = _sampled_rows(base, 8, 5, 1)
+    rows = [_trajectory(p, g, float(i % 3 == 0), f"g{i % 2}") for i, (p, g) in enumerate(sampled)]
+    batch = TrajectoryBatch.from_trajectories(rows, tiny_tokenizer().pad_token_id)
+    after = []
+    for micro in (8, 3):
+        model = init_model(TINY, tiny_tokenizer(), 0)
+        _updater(model, "dapo", micro=micro).step(batch, 0)  # dapo: token-mean aggregation
+        after.append(
+            torch.cat([p.grad.flatten() for p in model.parameters()])
+        )  # the step's (clipped) gradient
+    assert after[0].abs().max() > 1e-3
+    assert torch.allclose(after[0], after[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_update_learns_a_trivially_learnable_reward(algorithm: str) -> None:
+    """Reward 1 when the first sampled token has an even id: every algorithm must push the rate up."""
+    torch.manual_seed(0)
+    model = init_model(TINY, tiny_tokenizer(), 0)
+    kl = KLConfig(mode="loss", coef=0.001) if algorithm == "grpo" else KLConfig()
+    updater = _updater(model, algorithm, lr=1e-2, kl=kl)
+
+    def rate(step: int, learn: bool) -> float:
+        rows, hits = [], 0
+        for k in range(4):  # 4 groups of 8
+            for prompt, gen in _sampled_rows(model, 8, 1, seed=1000 * step + k):
+                hit = float(gen.token_ids[0] % 2 == 0)
+                hits += hit
+                rows.append(_trajectory(prompt, gen, hit, f"{step}/{k}"))
+        if learn:
+            updater.step(TrajectoryBatch.from_trajectories(rows, tiny_tokenizer().pad_token_id), step)
+        return hits / len(rows)
+
+    before = sum(rate(-1 - i, learn=False) for i in range(2)) / 2
+    for step in range(16):
+        rate(step, learn=True)
+    after = sum(rate(100 + i, learn=False) for i in range(2)) / 2
+    assert after > before + 0.25, (before, after)
+
+
+# -- schedules ---------------------------------------------------------------------------------------------
+
+
+def test_lr_schedule_warms_up_then_decays() -> None:
+    cfg = OptimConfig(warmup_steps=4, schedule="cosine", min_lr_ratio=0.1)
+    factors = [lr_factor(s, 20, cfg) for s in range(21)]
+    assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert factors[4] == pytest.approx(1.0) and factors[20] == pytest.approx(0.1)
+    assert all(a >= b for a, b in itertools.pairwise(factors[4:]))
+    assert lr_factor(10, 20, OptimConfig(schedule="linear", min_lr_ratio=0.0)) == pytest.approx(0.5)
+
+
+def test_temperature_and_curriculum_follow_the_step() -> None:
+    rollout = RolloutConfig(temperature=1.2, temperature_end=0.6)
+    assert [temperature_at(s, 4, rollout) for s in (0, 3)] == pytest.approx([1.2, 0.6])
+    cur = CurriculumConfig(
+        enabled=True,
+        start={"easy": 1, "medium": 0, "hard": 0},
+        end={"easy": 1, "medium": 1, "hard": 1},
+        ramp_steps=4,
+    )
+    assert difficulty_weights(0, cur)["hard"] == 0 and difficulty_weights(2, cur)["hard"] == 0.5
+    train, _ = synthetic_split(8, 0.25, 0)
+    early = ProblemSampler(train, 0, cur).draw(0, 10)
+    assert {p.difficulty for p in early} == {"easy"}
+
+
+def test_sampler_is_a_pure_function_of_seed_and_cursor() -> None:
+    train, _ = synthetic_split(4, 0.25, 0)
+    a = ProblemSampler(train, 3, CurriculumConfig())
+    drawn = [p.task_id for step in range(10) for p in a.draw(step, 7)]
+    b = ProblemSampler(train, 3, CurriculumConfig())
+    b.cursor = 14
+    assert [p.task_id for p in b.draw(2, 7)] == drawn[14:21]
+    assert sorted(drawn[: len(train)]) == sorted(p.task_id for p in train)  # one epoch: each problem once
