@@ -4,6 +4,7 @@ import pytest
 from langgraph.graph import END
 
 from coding_framework.config.graph import GraphConfig
+from coding_framework.graphs.nodes import ProblemCache
 from coding_framework.graphs.routing import after_execute, after_review, stop_reason
 from coding_framework.graphs.state import merge_rounds
 
@@ -55,3 +56,17 @@ def test_merge_rounds_updates_by_round_and_appends_new_ones() -> None:
     merged = merge_rounds(left, [{"round": 1, "feedback": "y"}, {"round": 2, "code": "b"}])
     assert merged == [{"round": 1, "code": "a", "feedback": "y"}, {"round": 2, "code": "b"}]
     assert left == [{"round": 1, "code": "a", "feedback": "x"}]  # reducers must not mutate their input
+
+
+def test_problem_cache_validates_each_problem_once_and_notices_changes(add_problem) -> None:
+    resolve = ProblemCache(size=2)
+    data = add_problem.model_dump()
+    first = resolve({"problem": data})
+    assert first == add_problem
+    assert resolve({"problem": data}) is first
+    assert resolve({"problem": dict(data)}) is first  # an equal dict is a hit too
+    changed = resolve({"problem": {**data, "test_code": "assert add(2, 2) == 4\n"}})
+    assert changed is not first and changed.test_code == "assert add(2, 2) == 4\n"
+    assert resolve({"text": "Write a function fib(n)."}).entry_point == "fib"
+    with pytest.raises(ValueError, match="needs `problem`"):
+        resolve({})

@@ -27,6 +27,30 @@ def problem_of(state: EpisodeState) -> Problem:
     )
 
 
+class ProblemCache:
+    """Validated problems by task id, so an episode's problem is validated once rather than at every node.
+
+    A hit must hold the same (or an equal) dict, so a changed problem is validated again.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: dict[Any, tuple[dict[str, Any], Problem]] = {}
+
+    def __call__(self, state: EpisodeState) -> Problem:
+        data = state.get("problem")
+        if not data:
+            return problem_of(state)
+        hit = self._entries.get(data.get("task_id"))
+        if hit is not None and (hit[0] is data or hit[0] == data):
+            return hit[1]
+        problem = Problem.model_validate(data)
+        if len(self._entries) >= self._size:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[problem.task_id] = (data, problem)
+        return problem
+
+
 def history_of(state: EpisodeState) -> list[Attempt]:
     return [Attempt(r["answer"], r["code"], r["feedback"]) for r in state.get("rounds", [])]
 
@@ -50,9 +74,10 @@ def compose_feedback(record: RoundRecord) -> str:
 
 def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
     """The four nodes, closed over the agents and the routing config."""
+    resolve = ProblemCache()
 
     async def generate(state: EpisodeState) -> dict[str, Any]:
-        problem = problem_of(state)
+        problem = resolve(state)
         draft = await agents.generator.adraft(problem, history_of(state), state.get("calls", []))
         n = state.get("round", 0) + 1
         update: dict[str, Any] = {
@@ -70,7 +95,7 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
 
     async def execute(state: EpisodeState) -> dict[str, Any]:
         n = state["round"]
-        ex = await agents.executor.aexecute(problem_of(state), state["code"])
+        ex = await agents.executor.aexecute(resolve(state), state["code"])
         record: RoundRecord = {
             "round": n,
             "passed": ex.passed,
@@ -88,7 +113,7 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
     async def review(state: EpisodeState) -> dict[str, Any]:
         assert agents.reviewer is not None, "routing sends episodes to review only when a reviewer exists"
         record = state["rounds"][-1]
-        rv = await agents.reviewer.areview(problem_of(state), state["code"], execution_of(record))
+        rv = await agents.reviewer.areview(resolve(state), state["code"], execution_of(record))
         update: dict[str, Any] = {"rounds": [{"round": record["round"], "review": rv.text}]}
         if rv.tokens:
             update["tokens_used"] = rv.tokens
