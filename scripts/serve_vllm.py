@@ -38,8 +38,9 @@ def main(
         model_dir = ensure_embedded_model()
     else:
         model_dir = Path(model)
-    config = VLLMServerConfig(venv=venv, port=port, served_model_name=name, max_model_len=max_model_len,
-                              max_num_seqs=max_num_seqs)
+    config = VLLMServerConfig(
+        venv=venv, port=port, served_model_name=name, max_model_len=max_model_len, max_num_seqs=max_num_seqs
+    )
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # so the with-block stops vLLM on SIGTERM too
     try:
         with VLLMServer(model_dir, config, log_path=log) as server:

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 log = get_logger(__name__)
 
 CHATML = (
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
 
@@ -38,16 +39,33 @@ def build_tiny_qwen2(out: Path) -> Path:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(corpus, trainers.BpeTrainer(
-        vocab_size=1000, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=ascii_chars, show_progress=False))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        chat_template=CHATML)
+    bpe.train_from_iterator(
+        corpus,
+        trainers.BpeTrainer(
+            vocab_size=1000,
+            special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+            initial_alphabet=ascii_chars,
+            show_progress=False,
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", chat_template=CHATML
+    )
     tokenizer.save_pretrained(out)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, head_dim=64, max_position_embeddings=2048,
-                         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.pad_token_id)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=64,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.pad_token_id,
+    )
     torch.manual_seed(0)
     Qwen2ForCausalLM(config).save_pretrained(out)
     return out
@@ -80,13 +98,25 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def vllm_server(vllm_venv: Path, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VLLMServer]:
+def vllm_server(
+    vllm_venv: Path, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[VLLMServer]:
     """One CPU vLLM server for the session, float32 so its logprobs compare with transformers' closely."""
-    config = VLLMServerConfig(venv=vllm_venv, served_model_name="tiny", max_model_len=1024, max_num_seqs=4,
-                              dtype="float32", kv_cache_gib=1)
+    config = VLLMServerConfig(
+        venv=vllm_venv,
+        served_model_name="tiny",
+        max_model_len=1024,
+        max_num_seqs=4,
+        dtype="float32",
+        kv_cache_gib=1,
+    )
     server = VLLMServer(tiny_model_dir, config, log_path=tmp_path_factory.mktemp("vllm") / "server.log")
     with server:
         assert server.pid is not None
-        log.info("vllm_server_measured", startup_s=round(server.startup_s or 0, 1),
-                 rss_mib=round(_group_rss_mib(server.pid)), log=str(server.log_path))
+        log.info(
+            "vllm_server_measured",
+            startup_s=round(server.startup_s or 0, 1),
+            rss_mib=round(_group_rss_mib(server.pid)),
+            log=str(server.log_path),
+        )
         yield server

@@ -62,7 +62,9 @@ def test_health_and_served_models(engine: OpenAICompatibleEngine) -> None:
     assert engine.served_models() == ["tiny"]
 
 
-def test_generate_returns_exact_ids_and_the_models_logprobs(engine: OpenAICompatibleEngine, hf_model: Any) -> None:
+def test_generate_returns_exact_ids_and_the_models_logprobs(
+    engine: OpenAICompatibleEngine, hf_model: Any
+) -> None:
     prompt = _prompt(engine, USER)
     gen = engine.generate(prompt, SAMPLE)
     _check(engine, gen)
@@ -94,8 +96,9 @@ def test_multi_turn_continuation_is_token_in_token_out(engine: OpenAICompatibleE
 
 
 def test_stop_string_ends_generation_and_text_still_decodes_the_ids(engine: OpenAICompatibleEngine) -> None:
-    gen = engine.generate(_prompt(engine, USER), SamplingParams(max_new_tokens=200, temperature=1.0, seed=2,
-                                                                stop=(" ",)))
+    gen = engine.generate(
+        _prompt(engine, USER), SamplingParams(max_new_tokens=200, temperature=1.0, seed=2, stop=(" ",))
+    )
     _check(engine, gen)
     assert gen.stop_reason == "stop"
     assert " " in gen.text and " " not in engine.tokenizer.decode(gen.token_ids[:-1])
@@ -110,8 +113,11 @@ def test_batch_and_async_requests_run_together(engine: OpenAICompatibleEngine) -
     assert batch[0].token_ids == engine.generate(prompt, SamplingParams(max_new_tokens=8, seed=3)).token_ids
 
     async def together() -> list[Generation]:
-        return list(await asyncio.gather(*(engine.agenerate(prompt, SamplingParams(max_new_tokens=8, seed=s))
-                                           for s in range(3))))
+        return list(
+            await asyncio.gather(
+                *(engine.agenerate(prompt, SamplingParams(max_new_tokens=8, seed=s)) for s in range(3))
+            )
+        )
 
     for gen in asyncio.run(together()):
         _check(engine, gen)
@@ -124,8 +130,10 @@ def test_chat_uses_the_same_template_as_the_local_tokenizer(engine: OpenAICompat
 
 
 def test_wrong_model_name_lists_the_served_one(vllm_server: VLLMServer) -> None:
-    with OpenAICompatibleEngine(f"{vllm_server.url}/v1", "tinny", tokenizer_path=vllm_server.model_dir) as eng, \
-            pytest.raises(EngineError, match=r"does not serve model 'tinny'; it serves 'tiny'"):
+    with (
+        OpenAICompatibleEngine(f"{vllm_server.url}/v1", "tinny", tokenizer_path=vllm_server.model_dir) as eng,
+        pytest.raises(EngineError, match=r"does not serve model 'tinny'; it serves 'tiny'"),
+    ):
         eng.generate([1, 2, 3], SAMPLE)
 
 
@@ -136,16 +144,22 @@ def test_prompt_longer_than_the_context_is_rejected_with_vllms_reason(engine: Op
 
 # -- the LangGraph workflow through this backend ----------------------------------------------------------
 
-ADD = {"task_id": "t/add", "prompt": "Write a function add(a, b) returning a + b.", "entry_point": "add",
-       "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n", "prompt_is_code": False}
+ADD = {
+    "task_id": "t/add",
+    "prompt": "Write a function add(a, b) returning a + b.",
+    "entry_point": "add",
+    "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n",
+    "prompt_is_code": False,
+}
 
 
 def _workflow(rounds: int) -> Any:
     from coding_framework.config.agents import AgentsConfig, ReviewerConfig
     from coding_framework.config.graph import GraphConfig, WorkflowConfig
 
-    return WorkflowConfig(agents=AgentsConfig(reviewer=ReviewerConfig(backend="static")),
-                          graph=GraphConfig(max_rounds=rounds))
+    return WorkflowConfig(
+        agents=AgentsConfig(reviewer=ReviewerConfig(backend="static")), graph=GraphConfig(max_rounds=rounds)
+    )
 
 
 async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMServer) -> None:
@@ -154,8 +168,13 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
     from coding_framework.graphs import build_inference_graph
     from coding_framework.llm.factory import build_chat_model
 
-    llm = LLMConfig(backend="openai", base_url=f"{vllm_server.url}/v1", model="tiny",
-                    tokenizer=str(vllm_server.model_dir), sampling=SamplingSettings(max_new_tokens=48, seed=0))
+    llm = LLMConfig(
+        backend="openai",
+        base_url=f"{vllm_server.url}/v1",
+        model="tiny",
+        tokenizer=str(vllm_server.model_dir),
+        sampling=SamplingSettings(max_new_tokens=48, seed=0),
+    )
     chat = build_chat_model(llm)
     with Grader() as grader:
         graph = build_inference_graph(_workflow(rounds=2), grader=grader, chat_model=chat)
@@ -169,7 +188,8 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
 
 
 async def test_training_graph_records_vllm_logprobs_of_the_exact_trajectory(
-        engine: OpenAICompatibleEngine, hf_model: Any) -> None:
+    engine: OpenAICompatibleEngine, hf_model: Any
+) -> None:
     from coding_framework.grading import Grader
     from coding_framework.graphs import build_training_graph
 

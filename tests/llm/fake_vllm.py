@@ -18,8 +18,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 EOS = 2
-VOCAB = {0: "<|endoftext|>", 1: "<|im_start|>", 2: "<|im_end|>", 3: "def", 4: " add", 5: "(a, b", 6: "):",
-         7: "\n", 8: "    return", 9: " a", 10: " +", 11: " b", 12: "user", 13: "assistant", 14: "hi"}
+VOCAB = {
+    0: "<|endoftext|>",
+    1: "<|im_start|>",
+    2: "<|im_end|>",
+    3: "def",
+    4: " add",
+    5: "(a, b",
+    6: "):",
+    7: "\n",
+    8: "    return",
+    9: " a",
+    10: " +",
+    11: " b",
+    12: "user",
+    13: "assistant",
+    14: "hi",
+}
 SPECIAL = {0, 1, 2}
 SCRIPT = [3, 4, 5, 6, 7, 8, 9, 10, 11, EOS]  # "def add(a, b):\n    return a + b" then EOS
 
@@ -78,25 +93,52 @@ def _completion(fake: FakeVLLM, body: dict[str, Any]) -> dict[str, Any]:
     ids, text, finish, stop = fake.generate(body)
     lps = [-0.25 * (k + 1) for k in range(len(ids))]
     choice: dict[str, Any] = {
-        "index": 0, "text": text, "finish_reason": finish, "stop_reason": stop, "prompt_logprobs": None,
-        "logprobs": {"text_offset": list(range(len(ids))), "token_logprobs": lps,
-                     "tokens": [VOCAB[i] for i in ids], "top_logprobs": [{VOCAB[i]: lp} for i, lp in zip(ids, lps)]},
+        "index": 0,
+        "text": text,
+        "finish_reason": finish,
+        "stop_reason": stop,
+        "prompt_logprobs": None,
+        "logprobs": {
+            "text_offset": list(range(len(ids))),
+            "token_logprobs": lps,
+            "tokens": [VOCAB[i] for i in ids],
+            "top_logprobs": [{VOCAB[i]: lp} for i, lp in zip(ids, lps, strict=True)],
+        },
     }
     if fake.token_ids:
         choice |= {"token_ids": ids, "prompt_token_ids": body["prompt"]}
-    return {"id": "cmpl-fake", "object": "text_completion", "created": 0, "model": body["model"],
-            "choices": [choice], "usage": {"prompt_tokens": len(body["prompt"]), "completion_tokens": len(ids)}}
+    return {
+        "id": "cmpl-fake",
+        "object": "text_completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [choice],
+        "usage": {"prompt_tokens": len(body["prompt"]), "completion_tokens": len(ids)},
+    }
 
 
 def _chat(fake: FakeVLLM, body: dict[str, Any]) -> dict[str, Any]:
     ids, text, finish, stop = fake.generate(body)
-    content = [{"token": VOCAB[i], "logprob": -0.5, "bytes": list(VOCAB[i].encode()), "top_logprobs": []} for i in ids]
-    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
-                              "logprobs": {"content": content}, "finish_reason": finish, "stop_reason": stop}
+    content = [
+        {"token": VOCAB[i], "logprob": -0.5, "bytes": list(VOCAB[i].encode()), "top_logprobs": []}
+        for i in ids
+    ]
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "logprobs": {"content": content},
+        "finish_reason": finish,
+        "stop_reason": stop,
+    }
     if fake.token_ids:
         choice["token_ids"] = ids
-    return {"id": "chatcmpl-fake", "object": "chat.completion", "model": body["model"], "choices": [choice],
-            "prompt_token_ids": _render(body["messages"], True) if fake.token_ids else None}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": body["model"],
+        "choices": [choice],
+        "prompt_token_ids": _render(body["messages"], True) if fake.token_ids else None,
+    }
 
 
 def _render(messages: list[dict[str, str]], add_generation_prompt: bool) -> list[int]:
@@ -114,19 +156,29 @@ def _route(fake: FakeVLLM, method: str, path: str, body: dict[str, Any]) -> tupl
     if path == "/health":
         return 200, None
     if path == "/v1/models":
-        return 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "vllm"} for m in fake.models]}
+        return 200, {
+            "object": "list",
+            "data": [{"id": m, "object": "model", "owned_by": "vllm"} for m in fake.models],
+        }
     if "model" in body and body["model"] not in fake.models:
-        return _not_found(f"The model `{body['model']}` does not exist. Valid aliases: {', '.join(fake.models)}.")
+        return _not_found(
+            f"The model `{body['model']}` does not exist. Valid aliases: {', '.join(fake.models)}."
+        )
     if fake.fail_next > 0:
         fake.fail_next -= 1
-        return 503, {"error": {"message": "engine overloaded", "type": "ServiceUnavailableError", "code": 503}}
+        return 503, {
+            "error": {"message": "engine overloaded", "type": "ServiceUnavailableError", "code": 503}
+        }
     if path == "/v1/completions":
         return 200, _completion(fake, body)
     if path == "/v1/chat/completions":
         return 200, _chat(fake, body)
     if path == "/tokenize" and fake.tokenizer_endpoints:
-        ids = _render(body["messages"], body.get("add_generation_prompt", True)) if "messages" in body \
+        ids = (
+            _render(body["messages"], body.get("add_generation_prompt", True))
+            if "messages" in body
             else _encode(body["prompt"])
+        )
         return 200, {"count": len(ids), "max_model_len": 1024, "tokens": ids, "token_strs": None}
     if path == "/detokenize" and fake.tokenizer_endpoints:
         return 200, {"prompt": FakeTokenizer().decode(body["tokens"])}
@@ -178,7 +230,9 @@ class FakeVLLMServer:
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def __enter__(self) -> tuple[str, FakeVLLM]:
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self.url, self.fake
 
     def __exit__(self, *exc: object) -> None:

@@ -42,7 +42,9 @@ def _free_port() -> int:
 
 def test_generate_is_token_in_token_out(engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]) -> None:
     assert isinstance(engine, TokenEngine)
-    gen = engine.generate([1, 12, 7, 14], SamplingParams(max_new_tokens=64, temperature=0.7, top_p=0.9, seed=5))
+    gen = engine.generate(
+        [1, 12, 7, 14], SamplingParams(max_new_tokens=64, temperature=0.7, top_p=0.9, seed=5)
+    )
     assert gen.token_ids == SCRIPT  # EOS included: training must see it
     assert gen.logprobs == [-0.25 * (k + 1) for k in range(len(SCRIPT))]
     assert gen.text == "def add(a, b):\n    return a + b"
@@ -60,8 +62,9 @@ def test_length_stop(engine: OpenAICompatibleEngine) -> None:
     assert gen.token_ids == SCRIPT[:3] and gen.stop_reason == "length" and gen.text == "def add(a, b"
 
 
-def test_stop_string_keeps_the_whole_last_token(engine: OpenAICompatibleEngine,
-                                                server: tuple[str, FakeVLLM]) -> None:
+def test_stop_string_keeps_the_whole_last_token(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
     gen = engine.generate([14], SamplingParams(max_new_tokens=64, stop=("(a",)))
     # The server cut its text right after "(a"; tokens cannot be cut, so the text is decoded from the ids.
     assert gen.token_ids == SCRIPT[:3]
@@ -70,9 +73,15 @@ def test_stop_string_keeps_the_whole_last_token(engine: OpenAICompatibleEngine,
     assert server[1].requests[-1][1]["stop"] == ["(a"]
 
 
-@pytest.mark.parametrize(("finish", "stop", "expected"), [
-    ("length", None, "length"), ("stop", None, "eos"), ("stop", 151643, "eos"), ("stop", "```", "stop"),
-])
+@pytest.mark.parametrize(
+    ("finish", "stop", "expected"),
+    [
+        ("length", None, "length"),
+        ("stop", None, "eos"),
+        ("stop", 151643, "eos"),
+        ("stop", "```", "stop"),
+    ],
+)
 def test_map_stop_reason(finish: str, stop: str | int | None, expected: str) -> None:
     assert map_stop_reason(finish, stop) == expected
 
@@ -82,8 +91,9 @@ def test_map_stop_reason_rejects_aborted_generations() -> None:
         map_stop_reason("abort", None)
 
 
-def test_generate_batch_is_concurrent_ordered_and_seeds_rows_apart(engine: OpenAICompatibleEngine,
-                                                                   server: tuple[str, FakeVLLM]) -> None:
+def test_generate_batch_is_concurrent_ordered_and_seeds_rows_apart(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
     fake = server[1]
     fake.delay_s = 0.2
     prompts = [[14], [14, 7], [14, 7, 14], [14]]
@@ -108,26 +118,31 @@ async def test_agenerate_from_the_test_event_loop(engine: OpenAICompatibleEngine
     assert first.token_ids == SCRIPT[:2] and second.token_ids == SCRIPT[:5]
 
 
-def test_chat_returns_ids_and_logprobs_from_vllm(engine: OpenAICompatibleEngine,
-                                                 server: tuple[str, FakeVLLM]) -> None:
+def test_chat_returns_ids_and_logprobs_from_vllm(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
     messages = [{"role": "user", "content": "hi"}]
     gen = engine.chat(messages, SamplingParams(max_new_tokens=64))
     assert gen.text == "def add(a, b):\n    return a + b" and gen.stop_reason == "eos"
     assert gen.token_ids == SCRIPT and gen.logprobs == [-0.5] * len(SCRIPT)
     assert gen.extra["prompt_token_ids"] == [1, 12, 7, 14, EOS, 7, 1, 13, 7]
     path, body, _ = server[1].requests[-1]
-    assert path == "/v1/chat/completions" and body["messages"] == messages and body["return_token_ids"] is True
+    assert (
+        path == "/v1/chat/completions" and body["messages"] == messages and body["return_token_ids"] is True
+    )
 
 
-def test_chat_without_token_ids_gives_text_only(engine: OpenAICompatibleEngine,
-                                                server: tuple[str, FakeVLLM]) -> None:
+def test_chat_without_token_ids_gives_text_only(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
     server[1].token_ids = False
     gen = engine.chat([{"role": "user", "content": "hi"}], SamplingParams(max_new_tokens=2))
     assert gen.text == "def add" and gen.token_ids == [] and gen.logprobs == []
 
 
-def test_generate_without_token_ids_names_the_needed_vllm(engine: OpenAICompatibleEngine,
-                                                           server: tuple[str, FakeVLLM]) -> None:
+def test_generate_without_token_ids_names_the_needed_vllm(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
     server[1].token_ids = False
     with pytest.raises(EngineError, match=r"returned no token ids: .*vLLM >= 0\.10\.2.*return_token_ids"):
         engine.generate([14], GREEDY)
@@ -142,16 +157,24 @@ def test_retries_5xx_with_backoff(engine: OpenAICompatibleEngine, server: tuple[
 def test_gives_up_after_max_retries(server: tuple[str, FakeVLLM]) -> None:
     server[1].fail_next = 10
     eng = OpenAICompatibleEngine(server[0], "tiny", FakeTokenizer(), max_retries=2, backoff_s=0.01)
-    with eng, pytest.raises(EngineError, match=r"failed POST /completions with 503 after 3 attempts: engine overloaded"):
+    with (
+        eng,
+        pytest.raises(
+            EngineError, match=r"failed POST /completions with 503 after 3 attempts: engine overloaded"
+        ),
+    ):
         eng.generate([14], GREEDY)
     assert len(server[1].requests) == 3
 
 
 def test_unreachable_server() -> None:
     port = _free_port()
-    with OpenAICompatibleEngine(f"http://127.0.0.1:{port}/v1", "tiny", FakeTokenizer(), max_retries=1,
-                                backoff_s=0.01) as eng:
-        with pytest.raises(EngineError, match=rf"could not reach vLLM at http://127.0.0.1:{port}: is the server running"):
+    with OpenAICompatibleEngine(
+        f"http://127.0.0.1:{port}/v1", "tiny", FakeTokenizer(), max_retries=1, backoff_s=0.01
+    ) as eng:
+        with pytest.raises(
+            EngineError, match=rf"could not reach vLLM at http://127.0.0.1:{port}: is the server running"
+        ):
             eng.generate([14], GREEDY)
         assert eng.health() is False
 
@@ -191,7 +214,9 @@ def test_policy_version_is_model_plus_tag(engine: OpenAICompatibleEngine) -> Non
     assert engine.generate([14], GREEDY).policy_version == "tiny@step-40"
 
 
-@pytest.mark.parametrize("given", ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"])
+@pytest.mark.parametrize(
+    "given", ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"]
+)
 def test_base_url_may_be_root_or_api_root(given: str) -> None:
     assert split_base_url(given) == ("http://h:8000", "http://h:8000/v1")
 
@@ -235,7 +260,6 @@ def test_tokenizer_path_loads_a_local_tokenizer(tmp_path: Path, server: tuple[st
         assert eng.tokenizer.encode("hi there") == [1, 2]
     with pytest.raises(EngineError, match="does not exist"):
         OpenAICompatibleEngine(server[0], "tiny", tokenizer_path=tmp_path / "missing")
-
 
 
 def test_close_stops_the_loop_thread_and_a_later_call_restarts_it(engine: OpenAICompatibleEngine) -> None:

@@ -64,12 +64,19 @@ def split_base_url(base_url: str) -> tuple[str, str]:
     return url, f"{url}/v1"
 
 
-def completion_body(model: str, prompt_ids: Sequence[int], params: SamplingParams,
-                    seed: int | None) -> dict[str, Any]:
+def completion_body(
+    model: str, prompt_ids: Sequence[int], params: SamplingParams, seed: int | None
+) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "model": model, "prompt": list(prompt_ids), "max_tokens": params.max_new_tokens,
-        "temperature": params.temperature, "top_p": params.top_p, "logprobs": 0, "return_token_ids": True,
-        "include_stop_str_in_output": True, "skip_special_tokens": True,
+        "model": model,
+        "prompt": list(prompt_ids),
+        "max_tokens": params.max_new_tokens,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "logprobs": 0,
+        "return_token_ids": True,
+        "include_stop_str_in_output": True,
+        "skip_special_tokens": True,
     }
     if params.stop:
         body["stop"] = list(params.stop)
@@ -80,8 +87,13 @@ def completion_body(model: str, prompt_ids: Sequence[int], params: SamplingParam
 
 def chat_body(model: str, messages: Sequence[Message], params: SamplingParams) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "model": model, "messages": [dict(m) for m in messages], "max_tokens": params.max_new_tokens,
-        "temperature": params.temperature, "top_p": params.top_p, "logprobs": True, "return_token_ids": True,
+        "model": model,
+        "messages": [dict(m) for m in messages],
+        "max_tokens": params.max_new_tokens,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "logprobs": True,
+        "return_token_ids": True,
         "include_stop_str_in_output": True,
     }
     if params.stop:
@@ -125,12 +137,22 @@ def _checked_tokens(ids: Any, logprobs: Any, url: str) -> tuple[list[int], list[
 def parse_completion(body: Any, url: str, policy_version: str) -> Generation:
     """A ``/v1/completions`` response (one choice, ``return_token_ids`` and ``logprobs`` set)."""
     choice = _first_choice(body, url)
-    ids, lps = _checked_tokens(choice.get("token_ids"), (choice.get("logprobs") or {}).get("token_logprobs"), url)
+    ids, lps = _checked_tokens(
+        choice.get("token_ids"), (choice.get("logprobs") or {}).get("token_logprobs"), url
+    )
     reason = map_stop_reason(choice.get("finish_reason"), choice.get("stop_reason"))
-    return Generation(token_ids=ids, logprobs=lps, text=choice.get("text") or "", stop_reason=reason,
-                      policy_version=policy_version,
-                      extra={"finish_reason": choice.get("finish_reason"), "server_stop_reason": choice.get("stop_reason"),
-                             "request_id": body.get("id")})
+    return Generation(
+        token_ids=ids,
+        logprobs=lps,
+        text=choice.get("text") or "",
+        stop_reason=reason,
+        policy_version=policy_version,
+        extra={
+            "finish_reason": choice.get("finish_reason"),
+            "server_stop_reason": choice.get("stop_reason"),
+            "request_id": body.get("id"),
+        },
+    )
 
 
 def parse_chat(body: Any, url: str, policy_version: str) -> Generation:
@@ -141,11 +163,18 @@ def parse_chat(body: Any, url: str, policy_version: str) -> Generation:
     lps: list[float] = []
     if choice.get("token_ids") is not None:
         content = (choice.get("logprobs") or {}).get("content")
-        ids, lps = _checked_tokens(choice["token_ids"], None if content is None else [c.get("logprob") for c in content],
-                                   url)
+        ids, lps = _checked_tokens(
+            choice["token_ids"], None if content is None else [c.get("logprob") for c in content], url
+        )
     reason = map_stop_reason(choice.get("finish_reason"), choice.get("stop_reason"))
-    return Generation(token_ids=ids, logprobs=lps, text=text, stop_reason=reason, policy_version=policy_version,
-                      extra={"prompt_token_ids": body.get("prompt_token_ids"), "request_id": body.get("id")})
+    return Generation(
+        token_ids=ids,
+        logprobs=lps,
+        text=text,
+        stop_reason=reason,
+        policy_version=policy_version,
+        extra={"prompt_token_ids": body.get("prompt_token_ids"), "request_id": body.get("id")},
+    )
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -175,9 +204,20 @@ class OpenAICompatibleEngine:
     ``policy_version`` is the served model name, plus ``@version_tag`` when one is set.
     """
 
-    def __init__(self, base_url: str, model: str, tokenizer: Any = None, *, tokenizer_path: str | Path | None = None,
-                 api_key: str | None = None, timeout_s: float = 60.0, max_retries: int = 3, backoff_s: float = 0.5,
-                 max_concurrency: int = 16, version_tag: str | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        tokenizer: Any = None,
+        *,
+        tokenizer_path: str | Path | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        max_concurrency: int = 16,
+        version_tag: str | None = None,
+    ) -> None:
         if tokenizer is not None and tokenizer_path is not None:
             raise ValueError("pass tokenizer or tokenizer_path, not both")
         if timeout_s <= 0 or max_retries < 0 or backoff_s < 0 or max_concurrency < 1:
@@ -258,19 +298,33 @@ class OpenAICompatibleEngine:
 
     # -- requests (run on the engine's loop) -----------------------------------------------------------
 
-    async def _agenerate(self, prompt_ids: Sequence[int], params: SamplingParams, seed: int | None) -> Generation:
+    async def _agenerate(
+        self, prompt_ids: Sequence[int], params: SamplingParams, seed: int | None
+    ) -> Generation:
         if not prompt_ids:
             raise EngineError("empty prompt: at least one token id is needed")
         body = completion_body(self.model, prompt_ids, params, seed)
-        gen = parse_completion(await self._request("POST", "/completions", body), self.server_url, self.policy_version)
+        gen = parse_completion(
+            await self._request("POST", "/completions", body), self.server_url, self.policy_version
+        )
         if gen.stop_reason == "stop":
-            gen = Generation(token_ids=gen.token_ids, logprobs=gen.logprobs, text=await self._adecode(gen.token_ids),
-                             stop_reason=gen.stop_reason, policy_version=gen.policy_version, extra=gen.extra)
+            gen = Generation(
+                token_ids=gen.token_ids,
+                logprobs=gen.logprobs,
+                text=await self._adecode(gen.token_ids),
+                stop_reason=gen.stop_reason,
+                policy_version=gen.policy_version,
+                extra=gen.extra,
+            )
         return gen
 
     async def _abatch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         seeds = row_seeds(params.seed, len(prompts))
-        return list(await asyncio.gather(*(self._agenerate(p, params, s) for p, s in zip(prompts, seeds, strict=True))))
+        return list(
+            await asyncio.gather(
+                *(self._agenerate(p, params, s) for p, s in zip(prompts, seeds, strict=True))
+            )
+        )
 
     async def _achat(self, messages: Sequence[Message], params: SamplingParams) -> Generation:
         if not messages:
@@ -294,8 +348,9 @@ class OpenAICompatibleEngine:
             return await self.tokenizer.adecode(ids)
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
-    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None, *,
-                       root: bool = False) -> Any:
+    async def _request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, root: bool = False
+    ) -> Any:
         """JSON request to the API root (or the server root) with retries; errors become ``EngineError``."""
         url = f"{self.server_url if root else self.api_url}{path}"
         attempts = self.max_retries + 1
@@ -306,10 +361,7 @@ class OpenAICompatibleEngine:
                     response = await self._http().request(method, url, json=body)
             except httpx.TimeoutException as exc:
                 if not isinstance(exc, httpx.ConnectTimeout):
-                    raise EngineError(
-                        f"vLLM at {self.server_url} did not answer {method} {path} within {self.timeout_s} s; "
-                        "raise timeout_s, ask for fewer tokens, or check the server's load"
-                    ) from exc
+                    raise self._timed_out(method, path) from exc
                 if last:
                     raise self._unreachable(exc, attempts) from exc
             except httpx.TransportError as exc:
@@ -324,11 +376,21 @@ class OpenAICompatibleEngine:
             await asyncio.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _unreachable(self, exc: Exception, attempts: int) -> EngineError:
-        return EngineError(f"could not reach vLLM at {self.server_url}: is the server running? "
-                           f"({type(exc).__name__} after {attempts} attempt(s): {exc})")
+    def _timed_out(self, method: str, path: str) -> EngineError:
+        return EngineError(
+            f"vLLM at {self.server_url} did not answer {method} {path} within {self.timeout_s} s; "
+            "raise timeout_s, ask for fewer tokens, or check the server's load"
+        )
 
-    async def _http_error(self, response: httpx.Response, method: str, path: str, attempts: int) -> EngineError:
+    def _unreachable(self, exc: Exception, attempts: int) -> EngineError:
+        return EngineError(
+            f"could not reach vLLM at {self.server_url}: is the server running? "
+            f"({type(exc).__name__} after {attempts} attempt(s): {exc})"
+        )
+
+    async def _http_error(
+        self, response: httpx.Response, method: str, path: str, attempts: int
+    ) -> EngineError:
         status, message = response.status_code, _error_message(response)
         where = f"vLLM at {self.server_url}"
         if status == 404 and "model" in message.lower() and path != "/models":
@@ -337,15 +399,23 @@ class OpenAICompatibleEngine:
             except EngineError:
                 served = []
             listing = ", ".join(repr(m) for m in served) if served else "(could not list them)"
-            return EngineError(f"{where} does not serve model {self.model!r}; it serves {listing}: "
-                               "pass one of those as the model name")
+            return EngineError(
+                f"{where} does not serve model {self.model!r}; it serves {listing}: "
+                "pass one of those as the model name"
+            )
         if status == 404:
-            return EngineError(f"{where} has no {method} {path} ({message}); is it an OpenAI-compatible server, "
-                               "and is base_url its root or its /v1 root?")
+            return EngineError(
+                f"{where} has no {method} {path} ({message}); is it an OpenAI-compatible server, "
+                "and is base_url its root or its /v1 root?"
+            )
         if status in (401, 403):
-            return EngineError(f"{where} refused the request ({status}: {message}); check api_key / $OPENAI_API_KEY")
+            return EngineError(
+                f"{where} refused the request ({status}: {message}); check api_key / $OPENAI_API_KEY"
+            )
         if status in _RETRY_STATUS:
-            return EngineError(f"{where} failed {method} {path} with {status} after {attempts} attempts: {message}")
+            return EngineError(
+                f"{where} failed {method} {path} with {status} after {attempts} attempts: {message}"
+            )
         return EngineError(f"{where} rejected {method} {path} ({status}): {message}")
 
     # -- event loop plumbing ---------------------------------------------------------------------------
@@ -354,14 +424,18 @@ class OpenAICompatibleEngine:
         with self._start_lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                self._loop_thread = threading.Thread(target=loop.run_forever, name="openai-compat-engine", daemon=True)
+                self._loop_thread = threading.Thread(
+                    target=loop.run_forever, name="openai-compat-engine", daemon=True
+                )
                 self._loop_thread.start()
                 self._loop = loop
             return self._loop
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+            limits = httpx.Limits(
+                max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency
+            )
             self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, limits=limits)
         return self._client
 

@@ -35,8 +35,10 @@ class ServerTokenizer:
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         if skip_special_tokens:
-            raise EngineError("the server's /detokenize cannot skip special tokens; pass tokenizer_path to "
-                              "OpenAICompatibleEngine to decode locally")
+            raise EngineError(
+                "the server's /detokenize cannot skip special tokens; pass tokenizer_path to "
+                "OpenAICompatibleEngine to decode locally"
+            )
         return self._engine._run(self.adecode(ids))
 
     async def adecode(self, ids: Sequence[int]) -> str:
@@ -49,13 +51,21 @@ class ServerTokenizer:
             return self.decode([ids])
         return [self.decode([i]) for i in ids]
 
-    def apply_chat_template(self, messages: Sequence[dict[str, str]], tokenize: bool = True,
-                            add_generation_prompt: bool = False, return_dict: bool = True,
-                            **_: Any) -> dict[str, list[int]] | list[int] | str:
+    def apply_chat_template(
+        self,
+        messages: Sequence[dict[str, str]],
+        tokenize: bool = True,
+        add_generation_prompt: bool = False,
+        return_dict: bool = True,
+        **_: Any,
+    ) -> dict[str, list[int]] | list[int] | str:
         """Like transformers 5: ``tokenize=True`` gives ``{"input_ids": ids}`` (the bare list with
         ``return_dict=False``), ``tokenize=False`` the rendered text."""
-        body = {"model": self._engine.model, "messages": [dict(m) for m in messages],
-                "add_generation_prompt": add_generation_prompt}
+        body = {
+            "model": self._engine.model,
+            "messages": [dict(m) for m in messages],
+            "add_generation_prompt": add_generation_prompt,
+        }
         ids = self._tokens(self._engine._run(self._post("/tokenize", body)))
         if not tokenize:
             return self.decode(ids)
@@ -76,8 +86,10 @@ class ServerTokenizer:
             return await self._engine._request("POST", path, body, root=True)
         except EngineError as exc:
             if "has no POST" in str(exc):
-                raise EngineError(f"{exc}. The server offers no tokenizer endpoints: pass tokenizer_path (the "
-                                  "served model's directory) to OpenAICompatibleEngine") from exc
+                raise EngineError(
+                    f"{exc}. The server offers no tokenizer endpoints: pass tokenizer_path (the "
+                    "served model's directory) to OpenAICompatibleEngine"
+                ) from exc
             raise
 
     @staticmethod

@@ -38,14 +38,19 @@ class VLLMServerConfig(StrictModel):
     venv: Path = Field(default_factory=default_venv, description="The venv scripts/setup_vllm.sh made.")
     host: str = Field("127.0.0.1", description="Interface to bind; loopback keeps the server private.")
     port: int = Field(0, ge=0, le=65_535, description="0 picks a free port.")
-    served_model_name: str | None = Field(None, description="Name clients ask for; None uses the directory name.")
+    served_model_name: str | None = Field(
+        None, description="Name clients ask for; None uses the directory name."
+    )
     max_model_len: int = Field(2048, ge=64, description="Longest prompt + completion, in tokens.")
     max_num_seqs: int = Field(8, ge=1, description="Sequences decoded together.")
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("bfloat16", description="Weight dtype.")
     kv_cache_gib: int = Field(1, ge=1, description="CPU KV-cache size (VLLM_CPU_KVCACHE_SPACE), GiB.")
-    enforce_eager: bool = Field(True, description="Skip torch.compile warmup: about 40 s faster to start on CPU.")
+    enforce_eager: bool = Field(
+        True, description="Skip torch.compile warmup: about 40 s faster to start on CPU."
+    )
     logprobs_mode: Literal["raw_logprobs", "processed_logprobs"] = Field(
-        "raw_logprobs", description="raw: the model's distribution (as LocalEngine); processed: after temperature/top-p."
+        "raw_logprobs",
+        description="raw: the model's distribution (as LocalEngine); processed: after temperature/top-p.",
     )
     startup_timeout_s: float = Field(600.0, gt=0, description="How long to wait for /health.")
     extra_args: list[str] = Field(default_factory=list, description="More vLLM command-line arguments.")
@@ -64,8 +69,12 @@ class VLLMServer:
     ``startup_s`` is how long the server took to answer ``/health``.
     """
 
-    def __init__(self, model_dir: str | Path, config: VLLMServerConfig | None = None,
-                 log_path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        config: VLLMServerConfig | None = None,
+        log_path: str | Path | None = None,
+    ) -> None:
         self.model_dir = Path(model_dir).expanduser().resolve()
         self.config = config or VLLMServerConfig()
         self.port = self.config.port or free_port(self.config.host)
@@ -89,29 +98,59 @@ class VLLMServer:
 
     def command(self) -> list[str]:
         c = self.config
-        cmd = [str(self.python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
-               "--served-model-name", self.name, "--host", c.host, "--port", str(self.port),
-               "--max-model-len", str(c.max_model_len), "--max-num-seqs", str(c.max_num_seqs), "--dtype", c.dtype,
-               "--logprobs-mode", c.logprobs_mode, "--disable-uvicorn-access-log"]
+        cmd = [
+            str(self.python),
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(self.model_dir),
+            "--served-model-name",
+            self.name,
+            "--host",
+            c.host,
+            "--port",
+            str(self.port),
+            "--max-model-len",
+            str(c.max_model_len),
+            "--max-num-seqs",
+            str(c.max_num_seqs),
+            "--dtype",
+            c.dtype,
+            "--logprobs-mode",
+            c.logprobs_mode,
+            "--disable-uvicorn-access-log",
+        ]
         return cmd + (["--enforce-eager"] if c.enforce_eager else []) + list(c.extra_args)
 
     def environment(self) -> dict[str, str]:
-        return {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.config.kv_cache_gib), "HF_HUB_OFFLINE": "1",
-                "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+        return {
+            **os.environ,
+            "VLLM_CPU_KVCACHE_SPACE": str(self.config.kv_cache_gib),
+            "HF_HUB_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+        }
 
     def start(self) -> Self:
         """Launch the server and block until ``/health`` answers; raises ``EngineError`` with the log tail."""
         if not self.python.is_file():
-            raise EngineError(f"no vLLM environment at {self.config.venv}: run `bash scripts/setup_vllm.sh` "
-                              f"(or point ${VENV_ENV} at one)")
+            raise EngineError(
+                f"no vLLM environment at {self.config.venv}: run `bash scripts/setup_vllm.sh` "
+                f"(or point ${VENV_ENV} at one)"
+            )
         if not (self.model_dir / "config.json").is_file():
             raise EngineError(f"{self.model_dir} is not a Hugging Face model directory (no config.json)")
         out: Any = subprocess.DEVNULL
         if self.log_path:
             self._log = out = self.log_path.open("wb")
         began = time.monotonic()
-        self._proc = subprocess.Popen(self.command(), env=self.environment(), stdout=out, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+        self._proc = subprocess.Popen(
+            self.command(),
+            env=self.environment(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.info("vllm_starting", url=self.url, model=str(self.model_dir), pid=self._proc.pid)
         try:
             self._wait_healthy(began)
@@ -150,15 +189,19 @@ class VLLMServer:
         assert self._proc is not None
         while time.monotonic() - began < self.config.startup_timeout_s:
             if self._proc.poll() is not None:
-                raise EngineError(f"vLLM exited with code {self._proc.returncode} while starting{self._log_tail()}")
+                raise EngineError(
+                    f"vLLM exited with code {self._proc.returncode} while starting{self._log_tail()}"
+                )
             try:
                 if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise EngineError(f"vLLM did not answer {self.url}/health within {self.config.startup_timeout_s} s"
-                          f"{self._log_tail()}")
+        raise EngineError(
+            f"vLLM did not answer {self.url}/health within {self.config.startup_timeout_s} s"
+            f"{self._log_tail()}"
+        )
 
     def _log_tail(self, chars: int = 3000) -> str:
         if self.log_path is None or not self.log_path.is_file():
