@@ -1,0 +1,75 @@
+"""`train --resume` after `kill -9` ends exactly where an uninterrupted run with the same seed ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.training._tiny_run import comparable, tiny_config
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _train(config: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "coding_framework.cli", "--log-level", "INFO", "train", "--config",
+           str(config), "--run-dir", str(run_dir), "--no-progress", *extra]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[dict, str]:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.is_file():
+        assert proc.poll() is None, f"the run ended before {path} appeared: {proc.communicate()[1][-2000:]}"
+        assert time.monotonic() < deadline, f"{path} did not appear within {timeout}s"
+        time.sleep(0.05)
+
+
+def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    reference, _ = _finish(_train(config, tmp_path / "straight"))
+
+    run = tmp_path / "killed"
+    proc = _train(config, run)
+    _wait_for(run / "checkpoints" / "step-000002" / "manifest.json", proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert not (run / "results.json").exists()  # it really died mid-run
+
+    # A torn newer checkpoint (copied, then one file corrupted) and a killed writer's temp dir: neither loads.
+    torn = run / "checkpoints" / "step-000003"
+    shutil.copytree(run / "checkpoints" / "step-000002", torn)
+    (torn / "trainer.pt").write_bytes(b"torn")
+    (run / "checkpoints" / ".tmp-step-000004-x").mkdir()
+
+    resumed, log = _finish(_train(config, run, "--resume"))
+    assert "checkpoint_rejected" in log and "step-000003" in log
+    assert "resumed" in log and "step-000002" in log and "checkpoint_saved" in log
+    assert "step-000001" not in log.split("resumed", 1)[1]  # steps 1-2 were not trained again
+
+    assert resumed["step"] == reference["step"] == 5
+    for key in ("reward_mean", "heldout_pass@1", "baseline_pass@1", "audit_offending_tokens"):
+        assert resumed[key] == reference[key], key
+    straight = json.loads((tmp_path / "straight" / "results.json").read_text())
+    again = json.loads((run / "results.json").read_text())
+    assert comparable(again["history"]) == comparable(straight["history"])
+    weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]
+    assert weights[0] == weights[1]
+    assert resumed["mlflow_run_id"] == json.loads((run / "tracking.json").read_text())["mlflow_run_id"]
