@@ -36,9 +36,11 @@ class GeneratorModel(mlflow.pyfunc.PythonModel):
 
         self.engine = LocalEngine.from_pretrained(context.artifacts["hf_model"], device="cpu")
 
-    def predict(self, context: Any, model_input: Any, params: dict[str, Any] | None = None) -> list[str]:
+    def predict(
+        self, context: Any, model_input: list[str], params: dict[str, Any] | None = None
+    ) -> list[str]:
         del context
-        prompts = _statements(model_input)
+        prompts = [str(x) for x in model_input]
         params = params or {}
         tok = self.engine.tokenizer
         ids = [
@@ -58,12 +60,3 @@ class GeneratorModel(mlflow.pyfunc.PythonModel):
             seed=0,
         )
         return [g.text for g in self.engine.generate_batch(ids, sampling)]
-
-
-def _statements(model_input: Any) -> list[str]:
-    if isinstance(model_input, str):
-        return [model_input]
-    if hasattr(model_input, "columns"):  # a pandas DataFrame
-        column = "prompt" if "prompt" in model_input.columns else model_input.columns[0]
-        return [str(x) for x in model_input[column]]
-    return [str(x) for x in model_input]

@@ -356,10 +356,9 @@ class Trainer:
             "final heldout pass@1": final.pass_at_1,
             "heldout problems": final.problems,
         }
-        history = [*self.history]
+        history = [*self.history[:-1], StepRecord(step=self.step, metrics=last)]
         if self.baseline is not None:
             history.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": self.baseline.pass_at_1}))
-        history.append(StepRecord(step=self.step, metrics={"heldout_pass@1": final.pass_at_1}))
         report = write_report(
             history, self.run_dir / "report", f"{self.spec.name} on {self.run_dir.name}", summary
         )
