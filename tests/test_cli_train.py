@@ -1,0 +1,74 @@
+"""`train` and `quickstart`: the last stdout line is JSON, and bad input is a clear error (no traceback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from coding_framework.cli.main import app
+from tests.training._tiny_run import tiny_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "coding_framework.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_train_prints_the_final_metrics_as_the_last_line(tmp_path: Path) -> None:
+    done = _run("train", "--algorithm", "rloo", "--config", str(tiny_config(tmp_path)), "--run-dir",
+                str(tmp_path / "run"), "--steps", "2", "--seed", "4")
+    assert done.returncode == 0, done.stderr[-3000:]
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["step"] == 2 and last["algorithm"] == "rloo" and last["seed"] == 4
+    assert isinstance(last["reward_mean"], float) and 0.0 <= last["heldout_pass@1"] <= 1.0
+    assert (tmp_path / "run" / "results.json").is_file() and (tmp_path / "run" / "final_model").is_dir()
+
+
+@pytest.mark.slow
+def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path, steps=1)
+    done = _run("quickstart", "--config", str(config), "--run-dir", str(tmp_path / "qs"), "--no-progress")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    for key in ("baseline_pass@1", "trained_pass@1", "heldout_problems", "seconds", "mlflow_run_id"):
+        assert key in summary, key
+    assert summary["heldout_problems"] == 2 and summary["registered_model"] == "coding-framework-generator"
+    assert "before" in done.stdout and "after" in done.stdout  # the table
+    assert Path(summary["report"]).is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--algorithm", "a2c"], "valid algorithms"),
+        (["--config", "no/such.yaml"], "config file not found"),
+    ],
+)
+def test_bad_arguments_fail_without_a_traceback(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), *args])
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_an_unknown_config_key_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rollout:\n  group_sise: 4\n")
+    result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), "--config", str(bad)])
+    assert result.exit_code == 2 and "rollout.group_sise" in result.output and "unknown key" in result.output
+
+
+def test_an_existing_run_needs_resume(tmp_path: Path) -> None:
+    (tmp_path / "r" / "checkpoints" / "step-000001").mkdir(parents=True)
+    result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "--resume" in result.output
