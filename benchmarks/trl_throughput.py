@@ -183,7 +183,7 @@ def run_trl(args: argparse.Namespace, model_dir: Path, work: Path) -> dict[str, 
         texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
         items = [
             (by_id[t], assemble_program(by_id[t], code_from_answer(by_id[t], x)))
-            for t, x in zip(task_id, texts)
+            for t, x in zip(task_id, texts, strict=True)
         ]
         return [float(r.passed) for r in grader.grade_many(items)]
 
