@@ -1,12 +1,8 @@
-"""Fixtures for tests that start real servers: a vLLM server (CPU, from .venv-vllm) on a tiny Qwen2."""
+"""Fixtures for tests that start real servers: a vLLM server (CPU, from .venv-vllm) on the embedded model."""
 
 from __future__ import annotations
 
-import inspect
-import json
 import os
-import pathlib
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,59 +12,8 @@ from coding_framework.llm.vllm_server import VENV_ENV, VLLMServer, VLLMServerCon
 from coding_framework.logs import get_logger
 
 ROOT = Path(__file__).resolve().parents[2]
+SERVED_NAME = "embedded"
 log = get_logger(__name__)
-
-CHATML = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
-
-
-def build_tiny_qwen2(out: Path) -> Path:
-    """A random-init Qwen2 (hidden 128, 2 heads of head_dim 64, 2 layers) with a ChatML byte-level BPE
-    tokenizer trained on a little stdlib source. Its vocabulary is ASCII-only, so any sampled id sequence
-    decodes to valid text (a random model would otherwise emit partial UTF-8 characters)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
-
-    byte_chars = pre_tokenizers.ByteLevel.alphabet()
-    ascii_chars = [c for c in byte_chars if c.isascii() or c in "ĠĊĉ"]  # Ġ Ċ ĉ: space, newline, tab
-    corpus = [inspect.getsource(m).encode("ascii", "ignore").decode() for m in (json, pathlib, textwrap)]
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        corpus,
-        trainers.BpeTrainer(
-            vocab_size=1000,
-            special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-            initial_alphabet=ascii_chars,
-            show_progress=False,
-        ),
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", chat_template=CHATML
-    )
-    tokenizer.save_pretrained(out)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        head_dim=64,
-        max_position_embeddings=2048,
-        tie_word_embeddings=True,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    Qwen2ForCausalLM(config).save_pretrained(out)
-    return out
 
 
 def _group_rss_mib(pgid: int) -> float:
@@ -93,24 +38,27 @@ def vllm_venv() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_qwen2(tmp_path_factory.mktemp("tiny-qwen2"))
+def vllm_model_dir() -> Path:
+    """The embedded default model (a small Qwen2, head_dim 64): built once per machine, then cached."""
+    from coding_framework.model import ensure_embedded_model
+
+    return ensure_embedded_model()
 
 
 @pytest.fixture(scope="session")
 def vllm_server(
-    vllm_venv: Path, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    vllm_venv: Path, vllm_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[VLLMServer]:
     """One CPU vLLM server for the session, float32 so its logprobs compare with transformers' closely."""
     config = VLLMServerConfig(
         venv=vllm_venv,
-        served_model_name="tiny",
-        max_model_len=1024,
+        served_model_name=SERVED_NAME,
+        max_model_len=2048,
         max_num_seqs=4,
         dtype="float32",
         kv_cache_gib=1,
     )
-    server = VLLMServer(tiny_model_dir, config, log_path=tmp_path_factory.mktemp("vllm") / "server.log")
+    server = VLLMServer(vllm_model_dir, config, log_path=tmp_path_factory.mktemp("vllm") / "server.log")
     with server:
         assert server.pid is not None
         log.info(

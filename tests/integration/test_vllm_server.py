@@ -30,10 +30,10 @@ def engine(vllm_server: VLLMServer) -> Iterator[OpenAICompatibleEngine]:
 
 
 @pytest.fixture(scope="module")
-def hf_model(tiny_model_dir: Path) -> Any:
+def hf_model(vllm_model_dir: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype="float32").eval()
+    return AutoModelForCausalLM.from_pretrained(vllm_model_dir, dtype="float32").eval()
 
 
 def _prompt(engine: OpenAICompatibleEngine, messages: list[dict[str, str]]) -> list[int]:
@@ -54,12 +54,12 @@ def _check(engine: OpenAICompatibleEngine, gen: Generation) -> None:
     assert gen.token_ids, "no tokens generated"
     assert engine.tokenizer.decode(gen.token_ids, skip_special_tokens=True) == gen.text
     assert all(math.isfinite(lp) and lp <= 0 for lp in gen.logprobs)
-    assert gen.policy_version == "tiny"
+    assert gen.policy_version == engine.model
 
 
-def test_health_and_served_models(engine: OpenAICompatibleEngine) -> None:
+def test_health_and_served_models(engine: OpenAICompatibleEngine, vllm_server: VLLMServer) -> None:
     assert engine.health() is True
-    assert engine.served_models() == ["tiny"]
+    assert engine.served_models() == [vllm_server.name]
 
 
 def test_generate_returns_exact_ids_and_the_models_logprobs(
@@ -82,17 +82,25 @@ def test_same_seed_same_sample_and_greedy_is_deterministic(engine: OpenAICompati
 
 
 def test_multi_turn_continuation_is_token_in_token_out(engine: OpenAICompatibleEngine, hf_model: Any) -> None:
-    tok = engine.tokenizer
-    first_prompt = _prompt(engine, USER)
-    first = engine.generate(first_prompt, SAMPLE)
-    # Append the generated ids verbatim, then only the new turn's rendering: never re-tokenize the history.
-    closing = "" if first.stop_reason == "eos" else "<|im_end|>"
-    new_turn = f"{closing}\n<|im_start|>user\nNow make it handle lists.<|im_end|>\n<|im_start|>assistant\n"
-    second_prompt = [*first_prompt, *first.token_ids, *tok(new_turn, add_special_tokens=False)["input_ids"]]
-    second = engine.generate(second_prompt, SamplingParams(max_new_tokens=16, temperature=1.0, seed=1))
-    _check(engine, second)
-    reference = _teacher_forced(hf_model, second_prompt, second.token_ids)
-    assert max(abs(a - b) for a, b in zip(second.logprobs, reference, strict=True)) < LOGPROB_TOL
+    from coding_framework.llm.session import TokenSession
+
+    # The session appends generated ids verbatim and renders only new messages: history is never re-tokenized.
+    session = TokenSession(engine.tokenizer)
+    session.add_messages(USER)
+    first = session.generate(engine, SAMPLE)
+    session.add_messages([{"role": "user", "content": "Now make it handle lists."}])
+    second = session.generate(engine, SamplingParams(max_new_tokens=16, temperature=1.0, seed=1))
+    for gen in (first, second):
+        _check(engine, gen)
+    ids, mask = session.ids, session.loss_mask
+    assert sum(mask) == len(first.token_ids) + len(second.token_ids)
+    # vLLM's logprobs for both turns equal transformers' over the one exact token sequence.
+    start = mask.index(1)
+    reference = _teacher_forced(hf_model, ids[:start], ids[start:])
+    pairs = [
+        (lp, ref) for lp, ref, m in zip(session.logprobs[start:], reference, mask[start:], strict=True) if m
+    ]
+    assert max(abs(lp - ref) for lp, ref in pairs) < LOGPROB_TOL
 
 
 def test_stop_string_ends_generation_and_text_still_decodes_the_ids(engine: OpenAICompatibleEngine) -> None:
@@ -109,7 +117,6 @@ def test_batch_and_async_requests_run_together(engine: OpenAICompatibleEngine) -
     batch = engine.generate_batch([prompt] * 4, SamplingParams(max_new_tokens=8, temperature=1.0, seed=3))
     for gen in batch:
         _check(engine, gen)
-    assert len({tuple(g.token_ids) for g in batch}) > 1, "rows of one batch drew the same sample"
     assert batch[0].token_ids == engine.generate(prompt, SamplingParams(max_new_tokens=8, seed=3)).token_ids
 
     async def together() -> list[Generation]:
@@ -131,15 +138,15 @@ def test_chat_uses_the_same_template_as_the_local_tokenizer(engine: OpenAICompat
 
 def test_wrong_model_name_lists_the_served_one(vllm_server: VLLMServer) -> None:
     with (
-        OpenAICompatibleEngine(f"{vllm_server.url}/v1", "tinny", tokenizer_path=vllm_server.model_dir) as eng,
-        pytest.raises(EngineError, match=r"does not serve model 'tinny'; it serves 'tiny'"),
+        OpenAICompatibleEngine(f"{vllm_server.url}/v1", "nope", tokenizer_path=vllm_server.model_dir) as eng,
+        pytest.raises(EngineError, match=rf"does not serve model 'nope'; it serves '{vllm_server.name}'"),
     ):
         eng.generate([1, 2, 3], SAMPLE)
 
 
 def test_prompt_longer_than_the_context_is_rejected_with_vllms_reason(engine: OpenAICompatibleEngine) -> None:
-    with pytest.raises(EngineError, match=r"rejected POST /completions \(400\).*1024"):
-        engine.generate([5] * 1100, SAMPLE)
+    with pytest.raises(EngineError, match=r"rejected POST /completions \(400\).*2048"):
+        engine.generate([5] * 2100, SAMPLE)
 
 
 # -- the LangGraph workflow through this backend ----------------------------------------------------------
@@ -171,7 +178,7 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
     llm = LLMConfig(
         backend="openai",
         base_url=f"{vllm_server.url}/v1",
-        model="tiny",
+        model=vllm_server.name,
         tokenizer=str(vllm_server.model_dir),
         sampling=SamplingSettings(max_new_tokens=48, seed=0),
     )
@@ -179,9 +186,10 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
     with Grader() as grader:
         graph = build_inference_graph(_workflow(rounds=2), grader=grader, chat_model=chat)
         out = await graph.ainvoke({"problem": ADD})
-    # A random-weight model cannot solve it: the episode must run both rounds on vLLM's answers and stop.
-    assert (out["passed"], out["stop_reason"], out["round"]) == (False, "max_rounds", 2)
-    assert [r["round"] for r in out["rounds"]] == [1, 2]
+    # The episode ran on vLLM's answers and ended by the workflow's own rules, whatever the model wrote.
+    assert out["stop_reason"] in ("passed", "max_rounds")
+    assert out["passed"] is (out["stop_reason"] == "passed")
+    assert [r["round"] for r in out["rounds"]] == list(range(1, out["round"] + 1))
     assert all(r["answer"] and r["execution"] for r in out["rounds"])
     assert out["tokens_used"] > 0
     chat.engine.close()
