@@ -150,6 +150,56 @@ def _updater(
     )
 
 
+def test_shared_prompt_scoring_equals_a_full_forward_of_each_row() -> None:
+    """Logprobs and gradients of the prompt-sharing forward equal one forward per whole sequence."""
+    model = init_model(TINY, tiny_tokenizer(), 0)
+    tok = tiny_tokenizer()
+    rows = []
+    for g, text in enumerate(["def add(a, b):", "for i in range(10):"]):
+        prompt = tok(text, add_special_tokens=False)["input_ids"]
+        for i, (_, gen) in enumerate(_sampled_rows(model, 3, 6 + 3 * g, seed=g)):
+            n = len(gen.token_ids)
+            spans = [(0, n)] if i != 1 else [(0, 2), (4, n - 4)]  # row 1: two turns around 2 context tokens
+            mask = [0] * n
+            for start, length in spans:
+                mask[start : start + length] = [1] * length
+            lps = [lp if m else 0.0 for lp, m in zip(gen.logprobs, mask, strict=True)]
+            spans = [
+                CallSpan(turn=k, start=a, length=b, text="", stop_reason="eos", policy_version="0")
+                for k, (a, b) in enumerate(spans)
+            ]
+            rows.append(
+                Trajectory(
+                    prompt_ids=prompt,
+                    response_ids=gen.token_ids,
+                    response_mask=mask,
+                    response_logprobs=lps,
+                    group_id=str(g),
+                    calls=spans,
+                )
+            )
+    batch = TrajectoryBatch.from_trajectories(
+        rows[::-1], tok.pad_token_id
+    )  # groups interleave with the order
+    assert len(batch.prompts) == 2
+    shared = score(model, batch).logprobs
+    (shared.sum()).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    full_total = 0.0
+    for i, t in enumerate(rows[::-1]):
+        x = torch.tensor([t.ids])
+        logp = torch.log_softmax(model(input_ids=x).logits[0, len(t.prompt_ids) - 1 : -1].float(), -1)
+        picked = logp.gather(-1, x[0, len(t.prompt_ids) :].unsqueeze(-1)).squeeze(-1) * torch.tensor(
+            t.response_mask
+        )
+        assert torch.allclose(shared[i, : len(picked)], picked, atol=1e-5)
+        full_total = full_total + picked.sum()
+    full_total.backward()
+    for a, p in zip(grads, model.parameters(), strict=True):
+        assert torch.allclose(a, p.grad, atol=1e-5)
+
+
 def test_update_raises_logprobs_of_rewarded_samples_on_a_fixed_batch() -> None:
     model = init_model(TINY, tiny_tokenizer(), 0)
     sampled = _sampled_rows(model, 8, 6, seed=3)

@@ -1,9 +1,11 @@
 """Trajectories as padded tensors, and the teacher-forced forward pass that scores them (fp32).
 
-Each row is ``prompt_ids + response_ids`` right-padded to the batch width. ``positions[i, t]`` is where
-response token ``t`` of row ``i`` sits in that row, so the hidden state that predicts it is at
-``positions - 1``. Only positions with ``response_mask == 1`` go through the LM head: in multi-turn rows
-most tokens are prompt or feedback, and the head over the vocabulary is the costly part.
+Episodes of one GRPO group share their prompt token for token, and prompts are most of the tokens
+(a synthetic task's prompt is ~170 tokens, a draft ~50). So ``score`` runs each distinct prompt once,
+keeps its KV cache (with grad), repeats it for every response that follows it and runs the responses
+on top: the same logprobs and gradients as a full forward of each ``prompt + response`` row (up to
+fp32 rounding), for a fraction of the compute. Only positions with ``response_mask == 1`` go through
+the LM head; in multi-turn rows the feedback tokens are context only.
 """
 
 from __future__ import annotations
@@ -18,59 +20,58 @@ from coding_framework.training.trajectory import Trajectory
 
 @dataclass
 class TrajectoryBatch:
-    """B rows, T sequence positions, R response positions (all padded)."""
+    """B rows over U distinct prompts; responses right-padded to R positions."""
 
-    input_ids: torch.Tensor  # (B, T) long
-    attention_mask: torch.Tensor  # (B, T) long
-    positions: torch.Tensor  # (B, R) long: index of each response token in its row
+    prompts: list[torch.Tensor]  # U tensors (P_u,) long
+    prompt_index: torch.Tensor  # (B,) long: the prompt each row continues
     response_ids: torch.Tensor  # (B, R) long
-    response_mask: torch.Tensor  # (B, R) float {0, 1}
+    response_len: torch.Tensor  # (B,) long: real (unpadded) response length
+    response_mask: torch.Tensor  # (B, R) float {0, 1}: 1 on tokens the trained role generated
     old_logprobs: torch.Tensor  # (B, R) float32, recorded at sampling time
     rewards: torch.Tensor  # (B,) float32
     group_ids: list[str]
 
     def __len__(self) -> int:
-        return self.input_ids.shape[0]
+        return self.response_ids.shape[0]
 
     @classmethod
     def from_trajectories(cls, rows: Sequence[Trajectory], pad_id: int) -> TrajectoryBatch:
         if not rows:
             raise ValueError("cannot build a batch from no trajectories")
-        width = max(len(t.prompt_ids) + len(t.response_ids) for t in rows)
-        resp = max(len(t.response_ids) for t in rows)
-        b = len(rows)
-        ids = torch.full((b, width), pad_id, dtype=torch.long)
-        attn = torch.zeros((b, width), dtype=torch.long)
-        pos = torch.zeros((b, resp), dtype=torch.long)
+        unique: dict[tuple[int, ...], int] = {}
+        for t in rows:
+            unique.setdefault(tuple(t.prompt_ids), len(unique))
+        b, resp = len(rows), max(len(t.response_ids) for t in rows)
         resp_ids = torch.full((b, resp), pad_id, dtype=torch.long)
         mask = torch.zeros((b, resp), dtype=torch.float32)
         old = torch.zeros((b, resp), dtype=torch.float32)
         for i, t in enumerate(rows):
-            p, r = len(t.prompt_ids), len(t.response_ids)
-            ids[i, : p + r] = torch.tensor(t.ids)
-            attn[i, : p + r] = 1
-            pos[i] = torch.arange(p, p + resp).clamp(max=width - 1)
+            r = len(t.response_ids)
             resp_ids[i, :r] = torch.tensor(t.response_ids)
             mask[i, :r] = torch.tensor(t.response_mask, dtype=torch.float32)
             old[i, :r] = torch.tensor(t.response_logprobs, dtype=torch.float32)
-        rewards = torch.tensor([t.reward for t in rows], dtype=torch.float32)
-        return cls(ids, attn, pos, resp_ids, mask, old, rewards, [t.group_id for t in rows])
+        return cls(
+            prompts=[torch.tensor(p, dtype=torch.long) for p in unique],
+            prompt_index=torch.tensor([unique[tuple(t.prompt_ids)] for t in rows]),
+            response_ids=resp_ids,
+            response_len=torch.tensor([len(t.response_ids) for t in rows]),
+            response_mask=mask,
+            old_logprobs=old,
+            rewards=torch.tensor([t.reward for t in rows], dtype=torch.float32),
+            group_ids=[t.group_id for t in rows],
+        )
 
     def select(self, rows: Sequence[int]) -> TrajectoryBatch:
-        """The given rows, trimmed to their own widths."""
+        """The given rows, responses trimmed to their own longest."""
         idx = torch.tensor(list(rows), dtype=torch.long)
-        attn = self.attention_mask[idx]
-        width = int(attn.sum(-1).max())
-        mask = self.response_mask[idx]
-        used = mask.sum(0).nonzero()
-        resp = int(used.max()) + 1 if len(used) else 1
+        width = max(1, int(self.response_len[idx].max()))
         return TrajectoryBatch(
-            input_ids=self.input_ids[idx, :width],
-            attention_mask=attn[:, :width],
-            positions=self.positions[idx, :resp].clamp(max=width - 1),
-            response_ids=self.response_ids[idx, :resp],
-            response_mask=mask[:, :resp],
-            old_logprobs=self.old_logprobs[idx, :resp],
+            prompts=self.prompts,
+            prompt_index=self.prompt_index[idx],
+            response_ids=self.response_ids[idx, :width],
+            response_len=self.response_len[idx],
+            response_mask=self.response_mask[idx, :width],
+            old_logprobs=self.old_logprobs[idx, :width],
             rewards=self.rewards[idx],
             group_ids=[self.group_ids[i] for i in rows],
         )
@@ -85,16 +86,40 @@ class Scored:
     hidden: torch.Tensor  # (B, R, H): the state that predicts each response token (for a value head)
 
 
+def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torch.Tensor:
+    """(B, R, H): for each response token, the last hidden state of everything before it."""
+    parts, order = [], []
+    width = batch.response_ids.shape[1]
+    for u in batch.prompt_index.unique().tolist():
+        rows = (batch.prompt_index == u).nonzero().squeeze(-1)  # (n,)
+        n, prompt = len(rows), batch.prompts[u].unsqueeze(0)  # (1, P)
+        out = decoder(input_ids=prompt, use_cache=True)
+        cache = out.past_key_values
+        if n > 1:
+            cache.batch_repeat_interleave(n)
+        p = prompt.shape[1]
+        real = torch.arange(width) < batch.response_len[rows].unsqueeze(-1)  # (n, R)
+        attn = torch.cat([torch.ones(n, p, dtype=torch.long), real.long()], dim=1)  # (n, P + R)
+        positions = (p + torch.arange(width)).expand(n, width)  # (n, R)
+        h = decoder(
+            input_ids=batch.response_ids[rows],
+            attention_mask=attn,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+        ).last_hidden_state  # (n, R, H)
+        last_prompt = out.last_hidden_state[:, -1:].expand(n, 1, -1)  # (n, 1, H)
+        parts.append(torch.cat([last_prompt, h[:, :-1]], dim=1))  # (n, R, H): state t predicts token t
+        order.append(rows)
+    states = torch.cat(parts)  # (B, R, H) in group order
+    return states[torch.argsort(torch.cat(order))]
+
+
 def score(model: torch.nn.Module, batch: TrajectoryBatch, entropy: bool = False) -> Scored:
-    """Teacher-forced fp32 ``log p(response_ids[t] | everything before it)`` (with grad if enabled)."""
-    decoder, head = model.get_decoder(), model.get_output_embeddings()
-    hidden = decoder(
-        input_ids=batch.input_ids, attention_mask=batch.attention_mask
-    ).last_hidden_state  # (B, T, H)
-    at = (batch.positions - 1).clamp(min=0)  # (B, R)
-    h = hidden.gather(1, at.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))  # (B, R, H)
+    """Teacher-forced fp32 ``log p(response_ids[t] | prompt, response_ids[:t])`` (with grad if enabled)."""
+    h = _predicting_states(model.get_decoder(), batch)  # (B, R, H)
     sel = batch.response_mask.bool()  # (B, R)
-    logits = head(h[sel]).float()  # (N, V)
+    logits = model.get_output_embeddings()(h[sel]).float()  # (N, V)
     logp_all = torch.log_softmax(logits, dim=-1)  # (N, V)
     picked = logp_all.gather(-1, batch.response_ids[sel].unsqueeze(-1)).squeeze(-1)  # (N,)
     logprobs = torch.zeros(sel.shape, dtype=torch.float32).masked_scatter(sel, picked)  # (B, R)

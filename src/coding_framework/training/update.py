@@ -158,6 +158,7 @@ class PolicyUpdate:
             self.critic_optimizer.zero_grad(set_to_none=True)
         mini_mask = batch.response_mask[rows]
         sums: dict[str, float] = defaultdict(float)
+        rows = sorted(rows, key=lambda i: int(batch.prompt_index[i]))  # a group's rows share one prompt pass
         for micro in _chunks(rows, self.optim.micro_batch_size):
             sub = batch.select(micro)
             weight = _micro_weight(self.spec.loss_agg_mode, sub.response_mask, mini_mask)
