@@ -10,6 +10,16 @@ import structlog
 _configured = False
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is now (pytest and notebooks swap it), not the one at setup."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "INFO", json: bool = False) -> None:
     """Route structlog to stderr so stdout stays free for machine-readable results."""
     global _configured
@@ -22,7 +32,7 @@ def configure_logging(level: str = "INFO", json: bool = False) -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
         cache_logger_on_first_use=True,
     )
     _configured = True
