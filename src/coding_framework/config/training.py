@@ -162,7 +162,7 @@ class AuditConfig(StrictModel):
     and counts generated tokens whose recorded logprob drifts by more than `tolerance`."""
 
     every: int = Field(1, ge=0, description="Audit every this many steps (0: never).")
-    rows: int = Field(8, ge=1, description="Trajectories audited per audited step (the first ones).")
+    rows: int = Field(8, ge=1, description="Trajectories audited per audited step, spread over the batch.")
     tolerance: float = Field(1e-3, gt=0, description="Largest accepted |recorded - recomputed| logprob.")
 
 

@@ -217,9 +217,9 @@ class Trainer:
         )
 
     def _audit(self, trajectories: list[Any]) -> dict[str, float]:
-        report = audit(
-            trajectories[: self.config.audit.rows], self.model, self.tokenizer, self.config.audit.tolerance
-        )
+        stride = max(1, len(trajectories) // self.config.audit.rows)  # spread over groups and batch positions
+        sample = trajectories[::stride][: self.config.audit.rows]
+        report = audit(sample, self.model, self.tokenizer, self.config.audit.tolerance)
         for key in ("trajectories", "checked_tokens", "offending_tokens"):
             self.audit_totals[key] += float(getattr(report, key))
         self.audit_totals["max_abs_diff"] = max(self.audit_totals["max_abs_diff"], report.max_abs_diff)
