@@ -29,7 +29,7 @@ from coding_framework.training.batch import TrajectoryBatch, score
 from coding_framework.training.kl import KLConfig
 from coding_framework.training.rollout import collect, step_workflow
 from coding_framework.training.schedule import ProblemSampler, difficulty_weights, lr_factor, temperature_at
-from coding_framework.training.scoring import RunningMoments, shape_rewards, to_trajectories
+from coding_framework.training.scoring import RunningMoments, episode_rewards, shape_rewards, to_trajectories
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
 from tests.fakes.chat import fenced
@@ -87,6 +87,17 @@ def test_rollout_is_reproducible_from_its_seed(grader: Grader) -> None:
 
 
 # -- reward shaping ----------------------------------------------------------------------------------------
+
+
+def test_round_penalty_prefers_first_draft_passes(grader: Grader) -> None:
+    wrong, right = fenced("def add(a, b):\n    return a - b"), fenced("def add(a, b):\n    return a + b")
+    answers = iter([right, wrong, right])  # episode 0 passes at once; episode 1 after one revision
+    engine = ScriptedEngine(respond=lambda prompt: next(answers))
+    batch = asyncio.run(
+        collect(engine, _workflow(), grader, [ADD], 2, 0, CompositeReward(CORRECTNESS_ONLY, grader))
+    )
+    assert [e.rounds for e in batch.episodes] == [1, 2]
+    assert episode_rewards(batch.episodes, RewardSettings(round_penalty=0.25)) == [1.0, 0.75]
 
 
 def test_shape_rewards_normalises_and_clips() -> None:

@@ -69,6 +69,9 @@ class RewardSettings(StrictModel):
         description="`batch`: standardise over the step's episodes; `running`: over all episodes so far.",
     )
     clip: float | None = Field(None, gt=0, description="Clip shaped rewards to [-clip, clip]; null: no clip.")
+    round_penalty: float = Field(
+        0.0, ge=0, description="Subtracted per revision, so a first-draft pass beats a pass after feedback."
+    )
 
 
 class OptimConfig(StrictModel):

@@ -43,6 +43,11 @@ class RunningMoments:
         self.count, self.mean, self.m2 = state["count"], state["mean"], state["m2"]
 
 
+def episode_rewards(episodes: Sequence[Episode], settings: RewardSettings) -> list[float]:
+    """Each episode's reward before shaping: its final program's, less ``round_penalty`` per revision."""
+    return [e.reward.value - settings.round_penalty * max(0, e.rounds - 1) for e in episodes]
+
+
 def shape_rewards(raw: Sequence[float], settings: RewardSettings, moments: RunningMoments) -> list[float]:
     """Normalise (``batch``: this step's mean/std; ``running``: all steps so far) then clip."""
     values = list(raw)

@@ -43,7 +43,13 @@ from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.rollout import collect, derive_seed, step_workflow
 from coding_framework.training.schedule import ProblemSampler, temperature_at
-from coding_framework.training.scoring import RunningMoments, rollout_metrics, shape_rewards, to_trajectories
+from coding_framework.training.scoring import (
+    RunningMoments,
+    episode_rewards,
+    rollout_metrics,
+    shape_rewards,
+    to_trajectories,
+)
 from coding_framework.training.tracking import Trackers
 from coding_framework.training.update import PolicyUpdate
 
@@ -246,7 +252,7 @@ class Trainer:
             )
         )
         metrics = rollout_metrics(rollout)
-        shaped = shape_rewards([e.reward.value for e in rollout.episodes], cfg.reward, self.moments)
+        shaped = shape_rewards(episode_rewards(rollout.episodes, cfg.reward), cfg.reward, self.moments)
         rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step)
         rollout_s = time.perf_counter() - start
         if cfg.audit.every and step % cfg.audit.every == 0:
