@@ -13,11 +13,21 @@ import pytest
 from coding_framework.llm.base import EngineError, Generation, SamplingParams
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 from coding_framework.llm.vllm_server import VLLMServer
+from coding_framework.problems import Problem
+from coding_framework.problems.prompts import generation_messages
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SAMPLE = SamplingParams(max_new_tokens=24, temperature=1.0, seed=0)
-USER = [{"role": "user", "content": "Write a function add(a, b) that returns a + b."}]
+ADD = {
+    "task_id": "t/add",
+    "prompt": "Write a function add(a, b) returning a + b.",
+    "entry_point": "add",
+    "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n",
+    "prompt_is_code": False,
+}
+# The prompt format the embedded model was fine-tuned on.
+USER = generation_messages(Problem(**ADD))
 # float32 on both sides; the rest is kernel summation order.
 LOGPROB_TOL = 2e-3
 
@@ -104,12 +114,16 @@ def test_multi_turn_continuation_is_token_in_token_out(engine: OpenAICompatibleE
 
 
 def test_stop_string_ends_generation_and_text_still_decodes_the_ids(engine: OpenAICompatibleEngine) -> None:
-    gen = engine.generate(
-        _prompt(engine, USER), SamplingParams(max_new_tokens=200, temperature=1.0, seed=2, stop=(" ",))
-    )
+    prompt = _prompt(engine, USER)
+    free = engine.generate(prompt, SamplingParams(max_new_tokens=64, temperature=0.0))
+    assert len(free.text) >= 4, f"the model answered {free.text!r}"
+    # Two characters greedy decoding is known to produce halfway through: it must stop there.
+    stop = free.text[len(free.text) // 2 - 2 : len(free.text) // 2]
+    gen = engine.generate(prompt, SamplingParams(max_new_tokens=64, temperature=0.0, stop=(stop,)))
     _check(engine, gen)
     assert gen.stop_reason == "stop"
-    assert " " in gen.text and " " not in engine.tokenizer.decode(gen.token_ids[:-1])
+    assert gen.token_ids == free.token_ids[: len(gen.token_ids)]
+    assert stop in gen.text and stop not in engine.tokenizer.decode(gen.token_ids[:-1])
 
 
 def test_batch_and_async_requests_run_together(engine: OpenAICompatibleEngine) -> None:
@@ -150,14 +164,6 @@ def test_prompt_longer_than_the_context_is_rejected_with_vllms_reason(engine: Op
 
 
 # -- the LangGraph workflow through this backend ----------------------------------------------------------
-
-ADD = {
-    "task_id": "t/add",
-    "prompt": "Write a function add(a, b) returning a + b.",
-    "entry_point": "add",
-    "test_code": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\n",
-    "prompt_is_code": False,
-}
 
 
 def _workflow(rounds: int) -> Any:
