@@ -70,7 +70,7 @@ class ConstantReviewer(CodeReviewer):
 
 def make_agents() -> Agents:
     # The first answer of a conversation (two messages: system + user) is wrong, every revision right.
-    model = ScriptedChatModel(respond=lambda messages: WRONG if len(messages) == 2 else RIGHT)
+    model = ScriptedChatModel(respond=lambda messages: WRONG if len(messages) == 2 else RIGHT, record=False)
     return Agents(CodeGenerator(chat_model=model), CodeExecutor(InstantGrader()), ConstantReviewer())
 
 
@@ -171,6 +171,12 @@ def main() -> None:
     parser.add_argument(
         "--variants", default="plain,graph,batched", help="Comma-separated; plain is always run."
     )
+    parser.add_argument(
+        "--freeze-gc",
+        action="store_true",
+        help="gc.freeze() after start-up, as a long-running worker would: full collections then skip the "
+        "import-time heap, which otherwise taxes the variants that allocate more.",
+    )
     args = parser.parse_args()
     args.batch = args.batch or args.concurrency
 
@@ -189,6 +195,9 @@ def main() -> None:
     wanted = {"plain", *args.variants.split(",")}
     variants = {name: make for name, make in variants.items() if name in wanted}
     asyncio.run(run_episodes(lambda: plain_episode(agents, PROBLEM, config), 50, 8))  # warm up
+    if args.freeze_gc:
+        gc.collect()
+        gc.freeze()
     times = measure(variants, args.repeats)
     results: dict[str, dict[str, Any]] = {}
     for name, runs in times.items():
@@ -210,6 +219,7 @@ def main() -> None:
             {
                 "episodes": args.episodes,
                 "concurrency": args.concurrency,
+                "freeze_gc": args.freeze_gc,
                 "batch": args.batch,
                 "results": results,
             }

@@ -27,6 +27,10 @@ class ScriptedChatModel(BaseChatModel):
     answers: list[str] = Field(default_factory=list)
     respond: Responder | None = None
     calls: list[list[BaseMessage]] = Field(default_factory=list)
+    record: bool = True
+    """Keep every call's messages in ``calls``; the benchmark turns this off so the heap does not grow."""
+    count: int = 0
+    """Calls answered so far."""
     fail_on_call: int | None = None
     """Raise on this (0-based) call, to test resuming a run from its checkpoint."""
 
@@ -35,10 +39,12 @@ class ScriptedChatModel(BaseChatModel):
         return "scripted"
 
     def _answer(self, messages: list[BaseMessage]) -> ChatResult:
-        index = len(self.calls)
+        index = self.count
         if self.fail_on_call == index:
             raise RuntimeError(f"scripted failure on call {index}")
-        self.calls.append(list(messages))
+        self.count += 1
+        if self.record:
+            self.calls.append(list(messages))
         if self.respond is not None:
             text = self.respond(messages)
         elif index < len(self.answers):
