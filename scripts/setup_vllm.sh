@@ -52,7 +52,10 @@ PY
   rm -f "$report"
 }
 
-if [[ $relock == 0 && -f "$stamp" ]] && print_version 2>/dev/null; then
+# The stamp holds the lock's hash, so an edited lock reinstalls.
+lock_hash="$(sha256sum "$lock" | cut -d' ' -f1)"
+if [[ $relock == 0 && -f "$stamp" && "$(cat "$stamp")" == "$lock_hash" ]] && print_version 2>/dev/null; then
+  touch "$stamp"
   exit 0
 fi
 
@@ -76,5 +79,5 @@ echo "installing $(grep -vc '^#' "$requirements") packages from $requirements ..
 "$py" -m pip uninstall -q -y $EXCLUDED 2>/dev/null || true
 
 print_version --import
-touch "$stamp"
+sha256sum "$lock" | cut -d' ' -f1 >"$stamp"
 echo "setup_vllm.sh took $((SECONDS - start)) s"
