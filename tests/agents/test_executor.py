@@ -126,3 +126,23 @@ async def test_an_answer_without_code_is_not_graded(add_problem) -> None:
     result = await CodeExecutor(grader).aexecute(add_problem, "  \n")
     assert (result.passed, result.status, result.feedback) == (False, "error", NO_CODE)
     assert grader.programs == []
+
+
+async def test_error_lines_are_numbered_as_in_the_draft(stub_problem) -> None:
+    class SyntaxGrader(InProcessGrader):
+        async def agrade(self, problem, program):
+            line = program.splitlines().index("    return xs)") + 1
+            return ExecutionResult(
+                passed=False,
+                status="error",
+                error_type="SyntaxError",
+                error_message=f"unmatched ')' (<submission>, line {line})",
+            )
+
+    result = await CodeExecutor(SyntaxGrader()).aexecute(
+        stub_problem, "def double_all(xs):\n    return xs)\n"
+    )
+    assert (
+        result.feedback
+        == "The code failed before any test ran: SyntaxError: unmatched ')' (<submission>, line 2)"
+    )

@@ -15,6 +15,7 @@ from coding_framework.grading import ExecutionResult
 from coding_framework.problems import Problem
 
 _NO_TESTS = "NoTests"
+_LINE = re.compile(r"\bline (\d+)")
 NO_CODE = "The answer contained no Python code: reply with the complete function in a ```python block."
 _LIMIT_STATUS = {
     "timeout": "The program ran out of time (an infinite loop, or far too slow).",
@@ -84,15 +85,22 @@ def ran_cleanly(result: ExecutionResult) -> bool:
     return result.error_type in (None, _NO_TESTS) and result.status not in _LIMIT_STATUS
 
 
-def feedback_from_result(result: ExecutionResult, has_tests: bool, config: ExecutorConfig) -> str:
-    """A few lines a model can act on: the verdict, the first failing test, the error, some output."""
+def feedback_from_result(
+    result: ExecutionResult, has_tests: bool, config: ExecutorConfig, line_offset: int = 0
+) -> str:
+    """A few lines a model can act on: the verdict, the first failing test, the error, some output.
+
+    ``line_offset`` is how many program lines precede the draft (the prompt's, for code prompts), so
+    line numbers in error messages are given in the draft's own numbering.
+    """
     if not has_tests:
         if ran_cleanly(result):
             head = (
                 "The code ran without errors, but the problem has no tests, so correctness was not checked."
             )
         else:
-            head = f"The code failed to run: {_error(result)}. The problem has no tests to check it against."
+            error = _error(result, line_offset)
+            head = f"The code failed to run: {error}. The problem has no tests to check it against."
     elif result.passed:
         head = f"All {result.tests_total} tests passed."
     elif result.status in _LIMIT_STATUS:
@@ -101,10 +109,10 @@ def feedback_from_result(result: ExecutionResult, has_tests: bool, config: Execu
     elif (
         result.status == "error" and result.tests_passed == 0 and not any(not t.passed for t in result.tests)
     ):
-        head = f"The code failed before any test ran: {_error(result)}"
+        head = f"The code failed before any test ran: {_error(result, line_offset)}"
     else:
         failing = _failing_tests(result)
-        first = f" First failure: {failing[0]}" if failing else f" {_error(result)}"
+        first = f" First failure: {failing[0]}" if failing else f" {_error(result, line_offset)}"
         head = f"{result.tests_passed}/{result.tests_total} tests passed.{first}"
     parts = [head]
     for stream in ("stdout", "stderr"):
@@ -114,10 +122,14 @@ def feedback_from_result(result: ExecutionResult, has_tests: bool, config: Execu
     return _clip("\n".join(parts), config.max_feedback_chars)
 
 
-def _error(result: ExecutionResult) -> str:
-    if result.error_type:
-        return f"{result.error_type}: {result.error_message}".rstrip(": ")
-    return result.summary
+def _error(result: ExecutionResult, line_offset: int) -> str:
+    if not result.error_type:
+        return result.summary
+    message = _LINE.sub(
+        lambda m: f"line {int(m[1]) - line_offset}" if int(m[1]) > line_offset else m[0],
+        result.error_message or "",
+    )
+    return f"{result.error_type}: {message}".rstrip(": ")
 
 
 class CodeExecutor(BaseAgent):
@@ -139,7 +151,9 @@ class CodeExecutor(BaseAgent):
         if not code.strip():
             self.state.failures += 1
             return Execution(passed=False, status="error", has_tests=testable, feedback=NO_CODE)
-        result = await self.grader.agrade(problem, assemble_program(problem, code))
+        program = assemble_program(problem, code)
+        result = await self.grader.agrade(problem, program)
+        offset = program[: len(program) - len(code)].count("\n") if program.endswith(code) else 0
         passed = bool(result.passed) and testable
         if not passed:
             self.state.failures += 1
@@ -149,6 +163,6 @@ class CodeExecutor(BaseAgent):
             has_tests=testable,
             tests_passed=result.tests_passed,
             tests_total=result.tests_total,
-            feedback=feedback_from_result(result, testable, self.config),
+            feedback=feedback_from_result(result, testable, self.config, offset),
             failures=_failing_tests(result),
         )
