@@ -19,14 +19,31 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "coding_framework.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "coding_framework.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
 def test_train_prints_the_final_metrics_as_the_last_line(tmp_path: Path) -> None:
-    done = _run("train", "--algorithm", "rloo", "--config", str(tiny_config(tmp_path)), "--run-dir",
-                str(tmp_path / "run"), "--steps", "2", "--seed", "4")
+    done = _run(
+        "train",
+        "--algorithm",
+        "rloo",
+        "--config",
+        str(tiny_config(tmp_path)),
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--steps",
+        "2",
+        "--seed",
+        "4",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert last["step"] == 2 and last["algorithm"] == "rloo" and last["seed"] == 4
@@ -72,3 +89,20 @@ def test_an_existing_run_needs_resume(tmp_path: Path) -> None:
     (tmp_path / "r" / "checkpoints" / "step-000001").mkdir(parents=True)
     result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r")])
     assert result.exit_code == 2 and "--resume" in result.output
+
+
+@pytest.mark.slow
+def test_supervisor_train_agents_returns_typed_results_and_switches_to_the_trained_model(
+    tmp_path: Path,
+) -> None:
+    from coding_framework.supervisor import CodingSupervisor
+    from coding_framework.training.results import TrainingResults
+
+    with CodingSupervisor() as supervisor:
+        results = supervisor.train_agents(
+            "dapo", episodes=5, config=tiny_config(tmp_path), run_dir=tmp_path / "sv", seed=3, progress=False
+        )
+        assert isinstance(results, TrainingResults)
+        assert results.algorithm == "dapo" and results.seed == 3
+        assert results.steps == 2  # ceil(5 episodes / (2 problems x 2 samples))
+        assert supervisor.config.agents.model == f"local:{results.final_model_dir}"
