@@ -179,3 +179,28 @@ def test_from_pretrained_needs_a_model_dir(tmp_path) -> None:
 def test_cuda_without_cuda_is_a_clear_error() -> None:
     with pytest.raises(EngineError, match="CUDA is not available"):
         resolve_device("cuda")
+
+
+async def test_mixed_requests_share_a_batch_and_leave_it_when_done(
+    tiny_model, tiny_tokenizer, encode
+) -> None:
+    # Different lengths and sampling settings in one micro-batch: rows that finish early are pruned
+    # from the KV cache while the others go on, and every row still matches a solo run exactly.
+    prompts = [encode(p) for p in PROMPTS]
+    params = [
+        SamplingParams(max_new_tokens=3, temperature=0.0),
+        SamplingParams(max_new_tokens=17, temperature=1.0, seed=2),
+        SamplingParams(max_new_tokens=9, temperature=0.8, top_p=0.7, seed=5),
+    ]
+    engine = LocalEngine(tiny_model, tiny_tokenizer, device="cpu", batch_wait_s=0.5)
+    batch_sizes: list[int] = []
+    decode = engine._decode
+    engine._decode = lambda rows: batch_sizes.append(len(rows)) or decode(rows)  # type: ignore[method-assign]
+    results = await asyncio.gather(*(engine.agenerate(p, s) for p, s in zip(prompts, params, strict=True)))
+    engine.close()
+    assert batch_sizes == [3]
+    assert [len(r.token_ids) for r in results] == [3, 17, 9]
+    for prompt, sp, gen in zip(prompts, params, results, strict=True):
+        assert gen.token_ids == engine.generate(prompt, sp).token_ids
+        recomputed = engine.teacher_forced_logprobs(prompt + gen.token_ids, len(prompt))
+        assert recomputed == pytest.approx(gen.logprobs, abs=1e-4)

@@ -29,11 +29,11 @@ class TokenizerSettings(StrictModel):
 class ArchitectureSettings(StrictModel):
     """A Qwen2 causal LM (a vLLM-supported architecture). ``head_dim = hidden_size / num_heads``."""
 
-    hidden_size: int = Field(256, ge=32)
-    num_layers: int = Field(4, ge=1, le=64)
-    num_heads: int = Field(4, ge=1)
+    hidden_size: int = Field(128, ge=32)
+    num_layers: int = Field(3, ge=1, le=64)
+    num_heads: int = Field(4, ge=1, description="More heads copy better; head_dim must stay >= 32 for vLLM.")
     num_kv_heads: int = Field(4, ge=1, description="Grouped-query attention: must divide num_heads.")
-    intermediate_size: int = Field(768, ge=32, description="Width of the SwiGLU MLP.")
+    intermediate_size: int = Field(384, ge=32, description="Width of the SwiGLU MLP.")
     max_positions: int = Field(2048, ge=128, description="Longest sequence (prompt + all turns) in tokens.")
     rope_theta: float = Field(10_000.0, gt=0)
     tie_embeddings: bool = Field(True, description="Share the input embedding and the output projection.")
@@ -57,18 +57,11 @@ class ArchitectureSettings(StrictModel):
         return self
 
 
-class SFTSettings(StrictModel):
-    """Supervised fine-tuning on built-in and synthetic training problems (loss on answer tokens only)."""
+class DataSettings(StrictModel):
+    """Training data: the built-in problems plus the synthetic families' training split."""
 
-    steps: int = Field(600, ge=1, description="Optimizer steps.")
-    batch_size: int = Field(16, ge=1, description="Examples per step.")
-    lr: float = Field(2e-3, gt=0, description="Peak AdamW learning rate (linear warmup, cosine decay).")
-    warmup_steps: int = Field(30, ge=0)
-    weight_decay: float = Field(0.01, ge=0)
-    grad_clip: float = Field(1.0, gt=0)
-    max_seq_len: int = Field(512, ge=64, description="Longer examples are dropped, not truncated.")
     synthetic_per_family: int = Field(
-        80, ge=0, description="`n_per_family` of `synthetic_split`; about 3/4 of them are training instances."
+        80, ge=0, description="`n_per_family` of `synthetic_split` (0: none); about 3/4 of them are training."
     )
     synthetic_heldout_fraction: float = Field(
         0.25,
@@ -81,23 +74,60 @@ class SFTSettings(StrictModel):
         description="`synthetic_split`'s seed; held-out constants stay unseen only if it equals the eval's.",
     )
     revision_share: float = Field(
-        0.25,
+        0.2,
         ge=0,
         le=0.9,
-        description="Share of examples that are revisions: wrong attempt + feedback -> fix.",
+        description="Share of SFT examples that are revisions: wrong attempt + feedback -> fix.",
     )
-    threads: int | None = Field(
-        1,
-        ge=1,
-        description="torch CPU threads while building. 1 makes the weights independent of the core count "
-        "and avoids OpenMP stalls on a busy machine; None keeps torch's default.",
-    )
+
+    @model_validator(mode="after")
+    def _split_size(self) -> DataSettings:
+        if self.synthetic_per_family == 1:
+            raise ValueError("synthetic_per_family must be 0 (no synthetic data) or at least 2")
+        return self
+
+
+class PhaseSettings(StrictModel):
+    """One optimisation phase: AdamW with linear warmup to ``lr`` then cosine decay to ``lr / 10``."""
+
+    steps: int = Field(ge=1, description="Optimizer steps.")
+    batch_size: int = Field(8, ge=1, description="Rows per step.")
+    lr: float = Field(3e-3, gt=0, description="Peak learning rate.")
+    warmup_steps: int = Field(20, ge=0)
+    weight_decay: float = Field(0.01, ge=0, description="On matrices only, not on norms and biases.")
+    grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip.")
+
+
+class PretrainSettings(PhaseSettings):
+    """Next-token loss on every token of the training problems' reference programs (plain code).
+
+    A random-init model this small learns to copy names and constants from the prompt far faster from
+    this dense signal than from answer tokens alone, so a short pretraining phase precedes SFT.
+    """
+
+    steps: int = Field(400, ge=0, description="Optimizer steps (0 skips the phase).")
+    seq_len: int = Field(256, ge=16, description="Programs are concatenated and cut into rows this long.")
+
+
+class SFTSettings(PhaseSettings):
+    """Supervised fine-tuning in the Generator's chat format, loss on the answer tokens only."""
+
+    steps: int = Field(800, ge=1, description="Optimizer steps.")
+    max_seq_len: int = Field(512, ge=64, description="Longer examples are dropped, not truncated.")
 
 
 class ModelConfig(StrictModel):
     """Everything that determines the embedded model's weights. Its hash keys the on-disk cache."""
 
     seed: int = Field(0, description="Seeds the data order, the initialisation and the revision examples.")
+    threads: int | None = Field(
+        1,
+        ge=1,
+        description="torch CPU threads while building. 1 makes the weights independent of the core "
+        "count and avoids OpenMP stalls on a busy machine; None keeps torch's default.",
+    )
     tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
     architecture: ArchitectureSettings = Field(default_factory=ArchitectureSettings)
+    data: DataSettings = Field(default_factory=DataSettings)
+    pretrain: PretrainSettings = Field(default_factory=PretrainSettings)
     sft: SFTSettings = Field(default_factory=SFTSettings)

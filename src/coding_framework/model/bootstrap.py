@@ -2,7 +2,8 @@
 
 Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
 synthetic families' training split (with revision examples graded in the sandbox), initialise a small
-Qwen2 from the seed, fine-tune, and save a standard Hugging Face model directory.
+Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune it in
+the Generator's chat format, and save a standard Hugging Face model directory.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from typing import Any
 import platformdirs
 import torch
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from coding_framework.config.model import ModelConfig
 from coding_framework.logs import get_logger
 from coding_framework.model.architecture import init_model
-from coding_framework.model.data import generation_examples, revision_examples
+from coding_framework.model.data import generation_examples, pretraining_text, revision_examples
 from coding_framework.model.tokenizer import train_tokenizer
-from coding_framework.model.train import sft_train
+from coding_framework.model.train import PhaseStats, StepCallback, pretrain, sft_train
 from coding_framework.problems import Problem, builtin_problems, synthetic_split
 
 log = get_logger(__name__)
@@ -48,11 +49,11 @@ def cache_root() -> Path:
 
 def training_problems(config: ModelConfig) -> list[Problem]:
     """The built-in problems plus the training split of the synthetic families."""
-    sft = config.sft
+    data = config.data
     synthetic: list[Problem] = []
-    if sft.synthetic_per_family:
+    if data.synthetic_per_family:
         synthetic, _ = synthetic_split(
-            sft.synthetic_per_family, sft.synthetic_heldout_fraction, sft.synthetic_seed
+            data.synthetic_per_family, data.synthetic_heldout_fraction, data.synthetic_seed
         )
     return [*builtin_problems(), *synthetic]
 
@@ -109,8 +110,8 @@ def build_embedded_model(
     """Run the whole recipe and save the model, tokenizer and a ``bootstrap.json`` report in ``out_dir``."""
     start = time.perf_counter()
     threads_before = torch.get_num_threads()
-    if config.sft.threads:
-        torch.set_num_threads(config.sft.threads)
+    if config.threads:
+        torch.set_num_threads(config.threads)
     console = Console(stderr=True)
     columns = (
         TextColumn("{task.description}"),
@@ -130,27 +131,30 @@ def build_embedded_model(
 
 
 def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Progress) -> dict[str, Any]:
-    sft = config.sft
     task = bar.add_task("tokenizer", total=1, info="byte-level BPE on stdlib source")
     texts = [t for p in problems for t in (p.prompt, *p.solutions)] * config.tokenizer.problem_text_repeats
     tokenizer = train_tokenizer(config.tokenizer, texts)
     bar.update(task, completed=1, info=f"{len(tokenizer)} tokens")
 
-    task = bar.add_task("SFT data", total=1, info="grading revision attempts")
+    task = bar.add_task("SFT data", total=1, info="grading revision attempts in the sandbox")
     examples = generation_examples(tokenizer, problems)
-    n_revisions = round(len(examples) * sft.revision_share / (1 - sft.revision_share))
-    examples += revision_examples(tokenizer, problems, n_revisions, config.seed)
+    share = config.data.revision_share
+    examples += revision_examples(
+        tokenizer, problems, round(len(examples) * share / (1 - share)), config.seed
+    )
     bar.update(task, completed=1, info=f"{len(examples)} examples")
 
     model = init_model(config.architecture, tokenizer, config.seed)
-    task = bar.add_task("SFT", total=sft.steps, info="")
-    stats = sft_train(
-        model,
-        examples,
-        sft,
-        tokenizer.pad_token_id,
-        config.seed,
-        on_step=lambda step, loss: bar.update(task, completed=step + 1, info=f"loss {loss:.3f}"),
+    docs = [
+        tokenizer(pretraining_text(p), add_special_tokens=False)["input_ids"] for p in problems if p.solutions
+    ]
+    task = bar.add_task("pretrain", total=config.pretrain.steps, info="")
+    pre = pretrain(
+        model, docs, config.pretrain, tokenizer.pad_token_id, config.seed, on_step=_ticker(bar, task)
+    )
+    task = bar.add_task("SFT", total=config.sft.steps, info="")
+    sft = sft_train(
+        model, examples, config.sft, tokenizer.pad_token_id, config.seed, on_step=_ticker(bar, task)
     )
     model.save_pretrained(out_dir)
     model.generation_config.save_pretrained(out_dir)
@@ -159,17 +163,25 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
         "config": config.model_dump(mode="json"),
         "recipe_version": RECIPE_VERSION,
         "problems": len(problems),
-        "examples": {
-            "total": len(examples),
-            "revision": sum(e.kind == "revision" for e in examples),
-            "used": stats.examples,
-        },
+        "examples": {"total": len(examples), "revision": sum(e.kind == "revision" for e in examples)},
         "parameters": sum(p.numel() for p in model.parameters()),
-        "sft": {
-            "steps": stats.steps,
-            "answer_tokens": stats.answer_tokens,
-            "first_loss": round(stats.first_loss, 4),
-            "final_loss": round(stats.final_loss, 4),
-        },
+        "pretrain": _phase_report(pre),
+        "sft": _phase_report(sft),
         "torch_threads": torch.get_num_threads(),
+    }
+
+
+def _ticker(bar: Progress, task: TaskID) -> StepCallback:
+    return lambda step, loss: bar.update(task, completed=step + 1, info=f"loss {loss:.3f}")
+
+
+def _phase_report(stats: PhaseStats | None) -> dict[str, Any] | None:
+    if stats is None:
+        return None
+    return {
+        "steps": stats.steps,
+        "rows": stats.rows,
+        "loss_tokens": stats.loss_tokens,
+        "first_loss": round(stats.first_loss, 4),
+        "final_loss": round(stats.final_loss, 4),
     }

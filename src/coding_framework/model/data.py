@@ -60,6 +60,16 @@ def answer_code(solution: str) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
+def pretraining_text(problem: Problem) -> str:
+    """A problem's reference programs as one plain-code document: the first whole, the others as answers.
+
+    The later ones repeat the signature without the docstring, as the answer repeats the prompt's, so
+    the document teaches the copying the answers need.
+    """
+    first, *others = problem.solutions
+    return "\n\n".join([first.strip(), *(answer_code(s).strip() for s in others)]) + "\n"
+
+
 def encode_example(
     tokenizer: Any, messages: list[dict[str, str]], answer: str, kind: ExampleKind, task_id: str
 ) -> SFTExample:

@@ -1,4 +1,8 @@
-"""Supervised fine-tuning of the embedded model: masked next-token loss on answer tokens, AdamW, cosine LR."""
+"""Training the embedded model: a short code pretraining phase, then SFT with loss on answer tokens only.
+
+Both phases use AdamW (betas 0.9/0.95, decay on matrices only) with linear warmup and cosine decay, and
+are deterministic given the seed and the torch thread count.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +14,110 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from coding_framework.config.model import SFTSettings
+from coding_framework.config.model import PhaseSettings, PretrainSettings, SFTSettings
 from coding_framework.model.data import SFTExample
 
 StepCallback = Callable[[int, float], None]
+LossFn = Callable[[], tuple[torch.Tensor, int]]
 
 
 @dataclass(frozen=True)
-class SFTStats:
+class PhaseStats:
     steps: int
-    examples: int
-    answer_tokens: int
+    rows: int
+    loss_tokens: int
     first_loss: float
     final_loss: float
+
+
+def lr_at(step: int, phase: PhaseSettings) -> float:
+    """Linear warmup to ``lr``, then cosine decay to a tenth of it."""
+    if step < phase.warmup_steps:
+        return phase.lr * (step + 1) / phase.warmup_steps
+    progress = (step - phase.warmup_steps) / max(1, phase.steps - phase.warmup_steps)
+    return phase.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def _run_phase(
+    model: torch.nn.Module, phase: PhaseSettings, next_loss: LossFn, rows: int, on_step: StepCallback | None
+) -> PhaseStats:
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": phase.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=phase.lr,
+        betas=(0.9, 0.95),
+    )
+    model.train()
+    losses: list[float] = []
+    loss_tokens = 0
+    for step in range(phase.steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, phase)
+        loss, n_tokens = next_loss()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), phase.grad_clip)
+        opt.step()
+        losses.append(loss.item())
+        loss_tokens += n_tokens
+        if on_step is not None:
+            on_step(step, losses[-1])
+    model.eval()
+    tail = losses[-min(20, len(losses)) :]
+    return PhaseStats(
+        steps=phase.steps,
+        rows=rows,
+        loss_tokens=loss_tokens,
+        first_loss=losses[0],
+        final_loss=sum(tail) / len(tail),
+    )
+
+
+# -- pretraining -----------------------------------------------------------------------------------------
+
+
+def packed_rows(
+    docs: Sequence[list[int]], seq_len: int, batch_size: int, sep_id: int, rng: random.Random
+) -> Iterator[torch.Tensor]:
+    """Endless (batch_size, seq_len) batches of shuffled documents joined by ``sep_id`` and cut into rows."""
+    stream: list[int] = []
+    need = batch_size * seq_len
+    while True:
+        while len(stream) < need:
+            order = list(docs)
+            rng.shuffle(order)
+            for doc in order:
+                stream.extend(doc)
+                stream.append(sep_id)
+        yield torch.tensor(stream[:need]).view(batch_size, seq_len)
+        del stream[:need]
+
+
+def pretrain(
+    model: torch.nn.Module,
+    docs: Sequence[list[int]],
+    settings: PretrainSettings,
+    sep_id: int,
+    seed: int,
+    on_step: StepCallback | None = None,
+) -> PhaseStats | None:
+    """Next-token loss on every token of packed ``docs``; None when ``settings.steps`` is 0."""
+    if settings.steps == 0:
+        return None
+    if not docs:
+        raise ValueError("no documents to pretrain on")
+    torch.manual_seed(seed)
+    batches = packed_rows(docs, settings.seq_len, settings.batch_size, sep_id, random.Random(seed))
+
+    def next_loss() -> tuple[torch.Tensor, int]:
+        x = next(batches)  # (B, T)
+        return model(input_ids=x, labels=x).loss, x[:, 1:].numel()
+
+    return _run_phase(model, settings, next_loss, len(docs), on_step)
+
+
+# -- SFT -------------------------------------------------------------------------------------------------
 
 
 def _batches(
@@ -71,14 +166,6 @@ def answer_loss(
     return F.cross_entropy(logits, targets)
 
 
-def lr_at(step: int, settings: SFTSettings) -> float:
-    """Linear warmup to ``lr``, then cosine decay to a tenth of it."""
-    if step < settings.warmup_steps:
-        return settings.lr * (step + 1) / settings.warmup_steps
-    progress = (step - settings.warmup_steps) / max(1, settings.steps - settings.warmup_steps)
-    return settings.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
-
-
 def sft_train(
     model: torch.nn.Module,
     examples: Sequence[SFTExample],
@@ -86,43 +173,16 @@ def sft_train(
     pad_id: int,
     seed: int,
     on_step: StepCallback | None = None,
-) -> SFTStats:
-    """Train ``model`` in place for ``settings.steps`` steps; deterministic given seed and thread count."""
+) -> PhaseStats:
+    """Fine-tune ``model`` in place on ``examples`` that fit ``settings.max_seq_len``."""
     usable = [e for e in examples if len(e.input_ids) <= settings.max_seq_len]
     if not usable:
         raise ValueError(f"no SFT example fits max_seq_len={settings.max_seq_len}")
     torch.manual_seed(seed)
-    rng = random.Random(seed)
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": settings.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=settings.lr,
-        betas=(0.9, 0.95),
-    )
-    model.train()
-    batches = _batches(usable, settings.batch_size, rng)
-    losses: list[float] = []
-    answer_tokens = 0
-    for step in range(settings.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, settings)
+    batches = _batches(usable, settings.batch_size, random.Random(seed))
+
+    def next_loss() -> tuple[torch.Tensor, int]:
         ids, attn, mask = collate(next(batches), pad_id)
-        loss = answer_loss(model, ids, attn, mask)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
-        opt.step()
-        losses.append(loss.item())
-        answer_tokens += int(mask[:, 1:].sum())
-        if on_step is not None:
-            on_step(step, losses[-1])
-    model.eval()
-    tail = losses[-min(20, len(losses)) :]
-    return SFTStats(
-        steps=settings.steps,
-        examples=len(usable),
-        answer_tokens=answer_tokens,
-        first_loss=losses[0],
-        final_loss=sum(tail) / len(tail),
-    )
+        return answer_loss(model, ids, attn, mask), int(mask[:, 1:].sum())
+
+    return _run_phase(model, settings, next_loss, len(usable), on_step)
