@@ -13,7 +13,9 @@ from coding_framework.cli.output import fail, print_result_line
 
 @app.command("bootstrap-model")
 def bootstrap_model(
-    config: Path = typer.Option(None, help="Model YAML (configs/model.yaml); defaults to the built-in defaults."),
+    config: Path = typer.Option(
+        None, help="Model YAML (configs/model.yaml); defaults to the built-in defaults."
+    ),
     force: bool = typer.Option(False, help="Rebuild even when the cache already holds this model."),
 ) -> None:
     """Build the embedded model with no downloads (a few minutes on CPU) and print its directory.
