@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     report = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "config": str(args.config),
+        "training_config": base.model_dump(mode="json"),
         "steps": base.steps,
         "seed": base.seed,
         "baseline_pass@1": baseline,
