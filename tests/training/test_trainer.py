@@ -248,6 +248,7 @@ def test_gradient_accumulation_equals_one_large_batch() -> None:
     assert torch.allclose(after[0], after[1], atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 def test_update_learns_a_trivially_learnable_reward(algorithm: str) -> None:
     """Reward 1 when the first sampled token has an even id: every algorithm must push the rate up."""
