@@ -83,6 +83,7 @@ def ensure_embedded_model(
         if (final / REPORT_FILE).is_file() and not force:
             return final
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it private; servers (vLLM) may run as another user
         try:
             build_embedded_model(config, problems, tmp, progress=progress)
             if final.exists():
