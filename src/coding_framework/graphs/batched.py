@@ -6,14 +6,13 @@ or stop), so a batch moves in lockstep: each node runs its per-episode function 
 to it, concurrently, and merges each partial update with the reducers declared on `EpisodeState`. A
 batch of B episodes then pays one superstep where B single-episode graphs pay B.
 
-Each episode's step runs as its own task, detached from the batch node's LangChain run context: nesting
-hundreds of episodes' LLM calls under one node's trace is noise, and copying that context into every
-call costs more than a fast model's call itself.
+Each episode's step starts inline and becomes a task only if it waits (`gather_eagerly`). It runs
+detached from the batch node's LangChain run context: nesting hundreds of episodes' LLM calls under one
+node's trace is noise, and copying that context into every call costs more than a fast model's call.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import typing
@@ -28,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from coding_framework.agents.factory import Agents
 from coding_framework.config.graph import GraphConfig
 from coding_framework.graphs.build import add_workflow, recursion_limit, routing_config
+from coding_framework.graphs.eager import gather_eagerly
 from coding_framework.graphs.nodes import Node, make_nodes
 from coding_framework.graphs.routing import EXECUTE, GENERATE, REVIEW, after_execute, after_review
 from coding_framework.graphs.state import EpisodeState
@@ -90,9 +90,7 @@ def _batched(node: str, step: Node, config: GraphConfig) -> Node:
         if is_async:
             detached = contextvars.copy_context()
             detached.run(var_child_runnable_config.set, None)
-            updates = await asyncio.gather(
-                *(asyncio.create_task(step(episodes[i]), context=detached.copy()) for i in due)
-            )
+            updates = await gather_eagerly([step(episodes[i]) for i in due], detached)
         else:
             updates = [step(episodes[i]) for i in due]
         for i, update in zip(due, updates, strict=True):
