@@ -80,6 +80,15 @@ def test_split_is_reproducible_and_seeded() -> None:
     assert held_a != held_b
 
 
+def test_instance_seed_gives_fresh_instances_of_the_training_constants() -> None:
+    train, heldout = synthetic_split(12, 0.25, seed=0)
+    fresh, _ = synthetic_split(12, 0.25, seed=0, instance_seed=1)
+    assert len(fresh) == len(train)
+    assert not {p.task_id for p in fresh} & {p.task_id for p in train}
+    held = {(p.tags[0], _const(p)) for p in heldout}
+    assert not {(p.tags[0], _const(p)) for p in fresh} & held
+
+
 def test_split_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="heldout_fraction"):
         synthetic_split(heldout_fraction=1.0)

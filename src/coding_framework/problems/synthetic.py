@@ -62,10 +62,17 @@ def generate_instances(
 
 
 def synthetic_split(
-    n_per_family: int = 20, heldout_fraction: float = 0.25, seed: int = 0
+    n_per_family: int = 20,
+    heldout_fraction: float = 0.25,
+    seed: int = 0,
+    instance_seed: int | None = None,
 ) -> tuple[list[Problem], list[Problem]]:
     """``(train, heldout)`` over every family: ``n_per_family`` instances each, about ``heldout_fraction``
-    of them held out, with primary constants disjoint from training (see the module docstring)."""
+    of them held out, with primary constants disjoint from training (see the module docstring).
+
+    ``seed`` fixes which constants are held out; ``instance_seed`` (default ``seed``) draws the instances'
+    details, so another value gives fresh instances over the same constants.
+    """
     if not 0.0 < heldout_fraction < 1.0:
         raise ValueError(f"heldout_fraction must be strictly between 0 and 1, got {heldout_fraction}")
     if n_per_family < 2:
@@ -79,8 +86,9 @@ def synthetic_split(
         values = list(fam.domain)
         random.Random(f"split:{seed}:{name}").shuffle(values)
         cut = max(1, math.ceil(heldout_fraction * len(values)))
-        heldout += generate_instances(name, n_heldout, seed, values[:cut])
-        train += generate_instances(name, n_per_family - n_heldout, seed, values[cut:])
+        details = seed if instance_seed is None else instance_seed
+        heldout += generate_instances(name, n_heldout, details, values[:cut])
+        train += generate_instances(name, n_per_family - n_heldout, details, values[cut:])
     return train, heldout
 
 
