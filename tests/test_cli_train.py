@@ -53,7 +53,7 @@ def test_train_prints_the_final_metrics_as_the_last_line(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> None:
-    config = tiny_config(tmp_path, steps=1)
+    config = tiny_config(tmp_path, steps=1, eval={"max_new_tokens": 12, "temperature": 1.0, "samples": 2})
     done = _run("quickstart", "--config", str(config), "--run-dir", str(tmp_path / "qs"), "--no-progress")
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
@@ -83,6 +83,13 @@ def test_an_unknown_config_key_is_named(tmp_path: Path) -> None:
     bad.write_text("rollout:\n  group_sise: 4\n")
     result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), "--config", str(bad)])
     assert result.exit_code == 2 and "rollout.group_sise" in result.output and "unknown key" in result.output
+
+
+def test_sampled_eval_needs_a_temperature(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("eval:\n  samples: 4\n  temperature: 0.0\n")
+    result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), "--config", str(bad)])
+    assert result.exit_code == 2 and "eval.samples > 1 needs eval.temperature > 0" in result.output
 
 
 def test_an_existing_run_needs_resume(tmp_path: Path) -> None:

@@ -30,6 +30,11 @@ class DataConfig(StrictModel):
     )
     heldout_fraction: float = Field(0.25, gt=0, lt=1, description="`synthetic_split` heldout_fraction.")
     split_seed: int = Field(0, description="`synthetic_split` seed (fixes which constants are held out).")
+    train_instance_seed: int | None = Field(
+        None,
+        description="Draws the training instances' details (names, test inputs); null: `split_seed`, i.e. "
+        "the instances SFT saw. Another value trains on fresh instances of the training constants.",
+    )
     families: list[str] | None = Field(None, description="Synthetic families to use; null keeps all of them.")
     include_builtin: bool = Field(False, description="Also train on the hand-written built-in problems.")
     heldout_limit: int | None = Field(
@@ -149,15 +154,23 @@ class TrackingConfig(StrictModel):
 
 
 class EvalConfig(StrictModel):
-    """Held-out pass@1: one greedy episode per held-out problem, graded by the sandbox."""
+    """Held-out pass@1, graded by the sandbox: one greedy episode per held-out problem, or with a temperature,
+    the unbiased estimate from `samples` episodes per problem (Chen et al., 2021)."""
 
     every: int = Field(0, ge=0, description="Evaluate every this many steps (0: only before and after).")
     max_rounds: int = Field(
         1, ge=1, description="Drafts per eval episode; 1 is the plain single-sample pass@1."
     )
     temperature: float = Field(0.0, ge=0, description="0 is greedy.")
+    samples: int = Field(1, ge=1, description="Episodes per held-out problem; more than 1 needs a temperature.")
     max_new_tokens: int | None = Field(None, ge=1, description="null: the rollout's `max_new_tokens`.")
     baseline: bool = Field(True, description="Also evaluate before the first step.")
+
+    @model_validator(mode="after")
+    def _sampling(self) -> EvalConfig:
+        if self.samples > 1 and self.temperature == 0:
+            raise ValueError("eval.samples > 1 needs eval.temperature > 0: greedy episodes are all the same")
+        return self
 
 
 class AuditConfig(StrictModel):

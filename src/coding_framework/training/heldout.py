@@ -37,19 +37,23 @@ async def evaluate_heldout(
     temperature: float,
     max_rounds: int,
     seed: int,
+    samples: int = 1,
 ) -> HeldoutResult:
-    """Run the workflow on each problem (``max_rounds`` drafts) and grade its final program."""
+    """Run the workflow ``samples`` times on each problem (``max_rounds`` drafts each) and grade the final
+    programs; pass@1 is the unbiased estimate over each problem's samples."""
     start = time.perf_counter()
     wf = step_workflow(workflow, max_new_tokens, temperature, 1.0, max_rounds=max_rounds)
-    lockstep = LockstepEngine(engine, seed, len(problems))
+    episodes = [p for p in problems for _ in range(samples)]
+    lockstep = LockstepEngine(engine, seed, len(episodes))
     graph = build_training_graph(wf, grader=grader, engine=lockstep)
-    states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in problems], lockstep)
+    states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in episodes], lockstep)
     graded = await asyncio.gather(
-        *(grader.agrade(p, final_program(p, s)) for p, s in zip(problems, states, strict=True))
+        *(grader.agrade(p, final_program(p, s)) for p, s in zip(episodes, states, strict=True))
     )
-    by_task = {p.task_id: [r.passed] for p, r in zip(problems, graded, strict=True)}
+    by_task: dict[str, list[bool]] = defaultdict(list)
     families: dict[str, list[bool]] = defaultdict(list)
-    for p, r in zip(problems, graded, strict=True):
+    for p, r in zip(episodes, graded, strict=True):
+        by_task[p.task_id].append(r.passed)
         families[p.tags[0] if p.tags else p.source].append(r.passed)
     return HeldoutResult(
         pass_at_1=summarize(by_task, ks=(1,))["pass@1"],

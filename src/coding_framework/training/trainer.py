@@ -12,6 +12,7 @@ at 0 where bit-exact resumes matter.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import time
@@ -76,6 +77,10 @@ def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]
     """(train, held-out): the synthetic split (optionally some families) plus, optionally, the built-ins."""
     data = config.data
     train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
+    if data.train_instance_seed is not None:
+        train = synthetic_split(
+            data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
+        )[0]
     if data.families is not None:
         unknown = sorted(set(data.families) - {p.tags[0] for p in train})
         if unknown:
@@ -145,6 +150,10 @@ class Trainer:
             "max_abs_diff": 0.0,
         }
         self.step = 0
+        # Imports, model and problems live for the whole run: frozen, they leave the full collections that
+        # every rollout's many short-lived episode states trigger (benchmarks/orchestration_overhead.py).
+        gc.collect()
+        gc.freeze()
 
     def _check_run_dir(self) -> None:
         saved = self.run_dir / CONFIG_FILE
@@ -219,6 +228,7 @@ class Trainer:
                 temperature=ev.temperature,
                 max_rounds=ev.max_rounds,
                 seed=derive_seed(self.config.seed, "eval"),
+                samples=ev.samples,
             )
         )
 
