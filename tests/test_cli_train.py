@@ -58,6 +58,7 @@ def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     summary = json.loads(lines[-1])
+    assert summary["heldout_eval"] == "first draft, T=1, 2 sample(s) per problem"
     for key in ("baseline_pass@1", "trained_pass@1", "heldout_problems", "seconds", "mlflow_run_id"):
         assert key in summary, key
     assert summary["heldout_problems"] == 2 and summary["registered_model"] == "coding-framework-generator"

@@ -26,6 +26,7 @@ class QuickstartResult(BaseModel):
     baseline_pass_at_1: float
     trained_pass_at_1: float
     heldout_problems: int
+    heldout_eval: str
     seconds: float
     mlflow_run_id: str | None
     training: TrainingResults
@@ -37,6 +38,7 @@ class QuickstartResult(BaseModel):
             "trained_pass@1": round(self.trained_pass_at_1, 4),
             "improvement": round(self.trained_pass_at_1 - self.baseline_pass_at_1, 4),
             "heldout_problems": self.heldout_problems,
+            "heldout_eval": self.heldout_eval,
             "seconds": round(self.seconds, 1),
             "mlflow_run_id": self.mlflow_run_id,
             "algorithm": t.algorithm,
@@ -52,7 +54,8 @@ class QuickstartResult(BaseModel):
     def table(self) -> Table:
         t = self.training
         table = Table(
-            title=f"Held-out pass@1 before / after {t.algorithm.upper()} ({self.heldout_problems} problems)"
+            title=f"Held-out pass@1 before / after {t.algorithm.upper()} ({self.heldout_problems} problems, "
+            f"{self.heldout_eval})"
         )
         table.add_column("family")
         table.add_column("before", justify="right")
@@ -76,6 +79,14 @@ def quickstart_config(path: Path | None = None, seed: int | None = None) -> Trai
     return config.model_copy(update={"eval": config.eval.model_copy(update={"baseline": True})})
 
 
+def eval_protocol(config: TrainingConfig) -> str:
+    ev = config.eval
+    drafts = "first draft" if ev.max_rounds == 1 else f"up to {ev.max_rounds} drafts"
+    if ev.temperature == 0:
+        return f"{drafts}, greedy"
+    return f"{drafts}, T={ev.temperature:g}, {ev.samples} sample(s) per problem"
+
+
 def default_run_dir(seed: int) -> Path:
     return Path("runs") / f"quickstart-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -88,6 +99,7 @@ def run_quickstart(config: TrainingConfig, run_dir: Path, progress: bool = True)
         baseline_pass_at_1=results.baseline_pass_at_1,
         trained_pass_at_1=results.heldout_pass_at_1,
         heldout_problems=results.heldout_problems,
+        heldout_eval=eval_protocol(config),
         seconds=time.perf_counter() - start,
         mlflow_run_id=results.mlflow_run_id,
         training=results,
