@@ -6,6 +6,7 @@ needs a newer transformers than verl allows. The defaults suit a small model on 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -192,11 +193,9 @@ class VLLMServer:
                 raise EngineError(
                     f"vLLM exited with code {self._proc.returncode} while starting{self._log_tail()}"
                 )
-            try:
+            with contextlib.suppress(httpx.HTTPError):  # not listening yet
                 if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
                     return
-            except httpx.HTTPError:
-                pass
             time.sleep(0.5)
         raise EngineError(
             f"vLLM did not answer {self.url}/health within {self.config.startup_timeout_s} s"

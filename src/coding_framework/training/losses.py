@@ -38,9 +38,11 @@ def algo_config(spec: AlgorithmSpec, gamma: float | None = None, lam: float | No
 
 @functools.lru_cache(maxsize=32)
 def actor_config(spec: AlgorithmSpec) -> ActorConfig:
-    """verl's ``ActorConfig`` for ``spec`` (what its policy losses read). Batch sizes are placeholders
-    verl validates but the loss functions never read; ``global_batch_info`` stays empty so ``agg_loss``
-    normalizes over the tokens of the batch it is given."""
+    """verl's ``ActorConfig`` for ``spec`` (what its policy losses read).
+
+    The batch sizes are fixed at 1: verl validates them, but the loss functions never read them.
+    ``global_batch_info`` stays empty, so ``agg_loss`` normalizes over the tokens of the batch it is given.
+    """
     return ActorConfig(strategy="fsdp", ppo_mini_batch_size=1, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
                        clip_ratio=spec.clip_ratio_low, clip_ratio_low=spec.clip_ratio_low,
                        clip_ratio_high=spec.clip_ratio_high, clip_ratio_c=spec.clip_ratio_c,

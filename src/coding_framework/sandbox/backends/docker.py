@@ -6,6 +6,7 @@ BackendUnavailable with the SDK's reason.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import time
@@ -125,8 +126,6 @@ class DockerWorker(Worker):
             self._sock.close()
             self._sock = None
         if self._container is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone: nothing left to kill
                 self._container.kill()
-            except Exception:
-                pass
             self._container = None

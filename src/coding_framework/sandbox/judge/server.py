@@ -11,6 +11,7 @@ for every test unit, counted before the run.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import gc
 import os
 import shutil
@@ -269,10 +270,8 @@ def _clean_tmp() -> None:
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
-            try:
+            with contextlib.suppress(OSError):  # removed meanwhile
                 os.unlink(path)
-            except OSError:
-                pass
 
 
 def main() -> None:

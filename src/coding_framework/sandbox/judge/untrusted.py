@@ -107,12 +107,12 @@ def serve(sock) -> None:
             except BaseException as exc:
                 reply = _error(exc)
             wire.send_frame(sock.sendall, reply)
-    except BaseException:
+    except BaseException:  # the judge hung up or the submission broke the channel: exit quietly
         pass
     finally:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except BaseException:
+        except BaseException:  # the submission may have closed or replaced its streams
             pass
         os._exit(0)
