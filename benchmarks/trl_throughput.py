@@ -1,6 +1,6 @@
 """GRPO training throughput: our trainer step against TRL's ``GRPOTrainer``, same model, prompts and budget.
 
-Reproduce:  bash scripts/setup_trl.sh && .venv/bin/python benchmarks/trl_throughput.py --steps 6
+Reproduce:  bash scripts/setup_trl.sh && .venv/bin/python benchmarks/trl_throughput.py --steps 8 --seeds 0 1 2
 
 Both sides start from the same model directory (default: the embedded model) in fp32 on CPU with the
 same torch thread count, train on the same synthetic problems in the same order (``problems`` per step,
@@ -10,9 +10,11 @@ program, graded in our sandbox. Our side is one training step of ``Trainer`` (si
 LangGraph training graph, lockstep batched decoding, grading, the GRPO update); TRL's is its own
 generate-score-update loop, run in ``.venv-trl`` (TRL layered on the main venv: same torch and transformers).
 
-Reported: samples (completions trained on) per second of training-loop wall time, the ratio ours / TRL
-(TRL is the anchor, measured in the same run), the mean training reward of the last steps, and held-out
-pass@1 of both trained models under our evaluator (greedy, single draft).
+Reported per seed and averaged over the seeds: samples (completions trained on) per second of
+training-loop wall time, the ratio ours / TRL (TRL is the anchor, measured in the same run), the mean
+training reward over all steps and over the last two, and held-out pass@1 of both trained models under our
+evaluator (greedy, single draft). Both sides see the same prompts step by step, so per-step rewards are
+comparable; a single seed's last steps are noisy (8 prompts each), hence several seeds.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--temperature", type=float, default=0.5)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run of both sides per seed")
     ap.add_argument("--heldout-per-family", type=int, default=20, help="synthetic_split n_per_family")
     ap.add_argument("--out", type=Path, default=None, help="(internal) where a side writes its JSON")
     return ap.parse_args(argv)
@@ -55,7 +57,7 @@ def _training_config(args: argparse.Namespace, model_dir: Path) -> Any:
     return TrainingConfig.model_validate(
         {
             "algorithm": "grpo",
-            "seed": args.seed,
+            "seed": args.seeds[0],
             "steps": args.steps,
             "threads": args.threads,
             "model": str(model_dir),
@@ -147,6 +149,7 @@ def _side(
         "seconds": round(seconds, 2),
         "samples_per_s": samples / seconds,
         "rewards": rewards,
+        "reward_mean": sum(rewards) / len(rewards),
         "reward_last_steps": sum(tail) / len(tail),
         "heldout_pass@1": _heldout(final, args),
     }
@@ -192,7 +195,7 @@ def run_trl(args: argparse.Namespace, model_dir: Path, work: Path) -> dict[str, 
     config = GRPOConfig(
         output_dir=str(work / "trl"),
         use_cpu=True,
-        seed=args.seed,
+        seed=args.seeds[0],
         max_steps=args.steps,
         learning_rate=args.lr,
         lr_scheduler_type="constant",
@@ -244,45 +247,51 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not TRL_PYTHON.is_file():
             sys.exit("error: .venv-trl is missing; run `bash scripts/setup_trl.sh` first")
-        sides = {}
-        for side, python in (("ours", sys.executable), ("trl", str(TRL_PYTHON))):
-            out = work / f"{side}.json"
-            cmd = [
-                python,
-                __file__,
-                "--side",
-                side,
-                "--out",
-                str(out),
-                "--model",
-                str(model_dir),
-                *(
-                    f"--{k.replace('_', '-')}={v}"
-                    for k, v in vars(args).items()
-                    if k not in ("side", "out", "model")
-                ),
-            ]
-            subprocess.run(cmd, check=True, cwd=ROOT)
-            sides[side] = json.loads(out.read_text())
+        runs = [_both_sides(args, model_dir, work, seed) for seed in args.seeds]
+    summary = {side: {k: _mean([r[side][k] for r in runs]) for k in SUMMARY_KEYS} for side in ("ours", "trl")}
     report = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "model": str(model_dir),
         "settings": {k: v for k, v in vars(args).items() if k not in ("side", "out")},
-        "ours": sides["ours"],
-        "trl": sides["trl"],
-        "throughput_ratio_ours_over_trl": sides["ours"]["samples_per_s"] / sides["trl"]["samples_per_s"],
+        "runs": runs,
+        "mean_over_seeds": summary,
+        "throughput_ratio_ours_over_trl": _mean([r["throughput_ratio_ours_over_trl"] for r in runs]),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(
-        json.dumps(
-            {k: report[k] for k in ("throughput_ratio_ours_over_trl",)}
-            | {
-                s: {k: sides[s][k] for k in ("samples_per_s", "reward_last_steps", "heldout_pass@1")}
-                for s in sides
-            }
-        )
-    )
+    print(json.dumps({"throughput_ratio_ours_over_trl": report["throughput_ratio_ours_over_trl"]} | summary))
+
+
+SUMMARY_KEYS = ("samples_per_s", "reward_mean", "reward_last_steps", "heldout_pass@1")
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _both_sides(args: argparse.Namespace, model_dir: Path, work: Path, seed: int) -> dict[str, Any]:
+    """Both sides for one seed, each in its own interpreter (TRL's lives in .venv-trl)."""
+    sides = {}
+    for side, python in (("ours", sys.executable), ("trl", str(TRL_PYTHON))):
+        out = work / f"{side}-{seed}.json"
+        passed = {k: v for k, v in vars(args).items() if k not in ("side", "out", "model", "seeds")}
+        cmd = [
+            python,
+            __file__,
+            "--side",
+            side,
+            "--out",
+            str(out),
+            "--model",
+            str(model_dir),
+            "--seeds",
+            str(seed),
+            *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
+        ]
+        subprocess.run(cmd, check=True, cwd=ROOT)
+        sides[side] = json.loads(out.read_text())
+    ratio = sides["ours"]["samples_per_s"] / sides["trl"]["samples_per_s"]
+    return {"seed": seed, **sides, "throughput_ratio_ours_over_trl": ratio}
 
 
 if __name__ == "__main__":
