@@ -146,13 +146,17 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
     bar.update(task, completed=1, info=f"{len(examples)} examples")
 
     model = init_model(config.architecture, tokenizer, config.seed)
-    docs = [
-        tokenizer(pretraining_text(p), add_special_tokens=False)["input_ids"] for p in problems if p.solutions
-    ]
-    task = bar.add_task("pretrain", total=config.pretrain.steps, info="")
-    pre = pretrain(
-        model, docs, config.pretrain, tokenizer.pad_token_id, config.seed, on_step=_ticker(bar, task)
-    )
+    pre = None
+    if config.pretrain.steps:  # a skipped phase gets no documents and no empty progress bar
+        docs = [
+            tokenizer(pretraining_text(p), add_special_tokens=False)["input_ids"]
+            for p in problems
+            if p.solutions
+        ]
+        task = bar.add_task("pretrain", total=config.pretrain.steps, info="")
+        pre = pretrain(
+            model, docs, config.pretrain, tokenizer.pad_token_id, config.seed, on_step=_ticker(bar, task)
+        )
     task = bar.add_task("SFT", total=config.sft.steps, info="")
     sft = sft_train(
         model, examples, config.sft, tokenizer.pad_token_id, config.seed, on_step=_ticker(bar, task)
