@@ -52,6 +52,17 @@ def test_greedy_batch_equals_one_by_one(engine, encode) -> None:
         assert engine.generate(prompt, params).token_ids == gen.token_ids
 
 
+def test_repeated_and_uneven_prompts_decode_like_single_rows(engine, encode) -> None:
+    """Identical prompts share one prefill and a much longer prompt decodes in a batch of its own."""
+    short, long = encode(PROMPTS[0]), encode(PROMPTS[1] * 8)
+    prompts = [short, long, short, encode(PROMPTS[2]), short]
+    params = SamplingParams(max_new_tokens=12, temperature=0.0)
+    for prompt, gen in zip(prompts, engine.generate_batch(prompts, params), strict=True):
+        assert gen.token_ids == engine.generate(prompt, params).token_ids
+        recomputed = engine.teacher_forced_logprobs(prompt + gen.token_ids, len(prompt))
+        assert recomputed == pytest.approx(gen.logprobs, abs=1e-4)
+
+
 def test_seeds_reproduce_and_differ(engine, encode) -> None:
     prompt = encode(PROMPTS[1])
     a = engine.generate(prompt, SamplingParams(max_new_tokens=20, temperature=1.0, seed=7))

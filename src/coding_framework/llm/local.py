@@ -21,14 +21,22 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+from transformers import AutoModelForCausalLM, AutoTokenizer, Cache
 
 from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason
 from coding_framework.llm.batcher import RequestBatcher
+from coding_framework.llm.buckets import length_buckets
+from coding_framework.llm.kv_cache import decoding_cache
 from coding_framework.llm.sampling import row_seed, sample_next
 from coding_framework.logs import get_logger
 
 log = get_logger(__name__)
+
+# A decode step costs about as much as prefilling this many prompt positions (the small models' forward
+# pass is dominated by fixed per-call work); it prices splitting a batch by prompt length.
+_DECODE_STEP_POSITIONS = 48
+# Finished rows leave the batch once at most this share of it is still generating.
+_COMPACT_BELOW = 0.75
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -156,11 +164,14 @@ class LocalEngine:
     def _run_rows(self, rows: Sequence[_Row]) -> list[Generation]:
         for row in rows:
             self._check_prompt(row)
+        overhead = _DECODE_STEP_POSITIONS * max(self._budget(r) for r in rows)
+        buckets = length_buckets([r.prompt for r in rows], self.max_batch_size, overhead)
+        out: list[Generation | None] = [None] * len(rows)
         with self._lock, torch.inference_mode():
-            out: list[Generation] = []
-            for i in range(0, len(rows), self.max_batch_size):
-                out.extend(self._decode(rows[i : i + self.max_batch_size]))
-            return out
+            for bucket in buckets:
+                for i, gen in zip(bucket, self._decode([rows[i] for i in bucket]), strict=True):
+                    out[i] = gen
+        return [g for g in out if g is not None]
 
     def _check_prompt(self, row: _Row) -> None:
         if not row.prompt:
@@ -177,51 +188,69 @@ class LocalEngine:
         return room
 
     def _decode(self, rows: Sequence[_Row]) -> list[Generation]:
-        """Left-padded batched decoding with a KV cache; finished rows leave the batch."""
+        """Left-padded batched decoding with a KV cache; identical adjacent prompts are prefilled once.
+
+        Finished rows stay in the batch (their tokens are ignored) until few enough remain that dropping
+        them is worth copying the cache.
+        """
         n, dev = len(rows), self.device
-        width = max(len(r.prompt) for r in rows)
-        ids = torch.full((n, width), self._pad_id, dtype=torch.long, device=dev)  # (B, T)
-        attn = torch.zeros((n, width), dtype=torch.long, device=dev)  # (B, T)
-        for i, r in enumerate(rows):
-            ids[i, width - len(r.prompt) :] = torch.tensor(r.prompt, device=dev)
-            attn[i, width - len(r.prompt) :] = 1
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)  # (B, T)
+        prompts: list[list[int]] = []
+        source: list[int] = []  # source[i]: index in ``prompts`` of row i's prompt
+        for r in rows:
+            if not prompts or r.prompt != prompts[-1]:
+                prompts.append(r.prompt)
+            source.append(len(prompts) - 1)
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long, device=dev)  # (U, T)
+        attn = torch.zeros((len(prompts), width), dtype=torch.long, device=dev)  # (U, T)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p) :] = torch.tensor(p, device=dev)
+            attn[i, width - len(p) :] = 1
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)  # (U, T)
         temps = torch.tensor([r.params.temperature for r in rows], device=dev)  # (B,)
         top_ps = torch.tensor([r.params.top_p for r in rows], device=dev)  # (B,)
         gens = [torch.Generator(device=dev).manual_seed(r.seed) for r in rows]
         budgets = [self._budget(r) for r in rows]
-        cache = DynamicCache(config=self.model.config)
-        logits = self._forward(ids, attn, pos, cache)  # (B, V)
-        next_pos = pos[:, -1] + 1  # (B,)
-        active = list(range(n))
+        cache = decoding_cache(self.model.config, width + max(budgets))
+        logits = self._forward(ids, attn, pos, cache)  # (U, V)
+        if len(prompts) < n:
+            expand = torch.tensor(source, device=dev)
+            cache.batch_select_indices(expand)
+            logits, attn, pos = logits[expand], attn[expand], pos[expand]  # (B, ...)
+        next_pos = pos[:, -1] + 1  # (S,) for the S rows still in the batch
+        slots = list(range(n))  # slots[s]: the row in batch position s
         out_ids: list[list[int]] = [[] for _ in rows]
         out_lps: list[list[float]] = [[] for _ in rows]
         reasons: list[StopReason | None] = [None] * n
         while True:
-            act = torch.tensor(active, device=dev)
-            tok = sample_next(logits, temps[act], top_ps[act], [gens[i] for i in active])  # (A,)
-            lps = torch.log_softmax(logits, dim=-1).gather(-1, tok.unsqueeze(-1)).squeeze(-1)  # (A,)
-            keep: list[int] = []
-            for j, (i, t, lp) in enumerate(zip(active, tok.tolist(), lps.tolist(), strict=True)):
+            live = [s for s, i in enumerate(slots) if reasons[i] is None]
+            live_rows = [slots[s] for s in live]
+            at = torch.tensor(live, device=dev)
+            row_at = torch.tensor(live_rows, device=dev)
+            live_logits = logits[at]  # (A, V)
+            tok = sample_next(live_logits, temps[row_at], top_ps[row_at], [gens[i] for i in live_rows])
+            lps = torch.log_softmax(live_logits, dim=-1).gather(-1, tok.unsqueeze(-1)).squeeze(-1)  # (A,)
+            for i, t, lp in zip(live_rows, tok.tolist(), lps.tolist(), strict=True):
                 out_ids[i].append(t)
                 out_lps[i].append(lp)
                 reasons[i] = self._stop_reason(out_ids[i], rows[i].params, budgets[i])
-                if reasons[i] is None:
-                    keep.append(j)
-            if not keep:
+            still = [s for s in live if reasons[slots[s]] is None]
+            if not still:
                 break
-            if len(keep) < len(active):
-                sel = torch.tensor(keep, device=dev)
-                cache.batch_select_indices(sel)
-                attn, next_pos, tok = attn[sel], next_pos[sel], tok[sel]
-                active = [active[j] for j in keep]
-            attn = torch.cat([attn, attn.new_ones((len(active), 1))], dim=1)  # (A, T + 1)
-            logits = self._forward(tok.unsqueeze(-1), attn, next_pos.unsqueeze(-1), cache)
+            feed = torch.full((len(slots),), self._pad_id, dtype=torch.long, device=dev)  # (S,)
+            feed[at] = tok
+            if len(still) <= _COMPACT_BELOW * len(slots):
+                keep = torch.tensor(still, device=dev)
+                cache.batch_select_indices(keep)
+                attn, next_pos, feed = attn[keep], next_pos[keep], feed[keep]
+                slots = [slots[s] for s in still]
+            attn = torch.cat([attn, attn.new_ones((len(slots), 1))], dim=1)  # (S, T + 1)
+            logits = self._forward(feed.unsqueeze(-1), attn, next_pos.unsqueeze(-1), cache)
             next_pos = next_pos + 1
         return [self._generation(out_ids[i], out_lps[i], reasons[i]) for i in range(n)]
 
     def _forward(
-        self, ids: torch.Tensor, attn: torch.Tensor, pos: torch.Tensor, cache: DynamicCache
+        self, ids: torch.Tensor, attn: torch.Tensor, pos: torch.Tensor, cache: Cache
     ) -> torch.Tensor:
         out = self.model(
             input_ids=ids,

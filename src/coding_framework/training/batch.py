@@ -98,18 +98,20 @@ def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torc
         if n > 1:
             cache.batch_repeat_interleave(n)
         p = prompt.shape[1]
-        real = torch.arange(width) < batch.response_len[rows].unsqueeze(-1)  # (n, R)
-        attn = torch.cat([torch.ones(n, p, dtype=torch.long), real.long()], dim=1)  # (n, P + R)
-        positions = (p + torch.arange(width)).expand(n, width)  # (n, R)
+        w = int(batch.response_len[rows].max())  # this group's own width: one-round rows are short
+        real = torch.arange(w) < batch.response_len[rows].unsqueeze(-1)  # (n, w)
+        attn = torch.cat([torch.ones(n, p, dtype=torch.long), real.long()], dim=1)  # (n, P + w)
+        positions = (p + torch.arange(w)).expand(n, w)  # (n, w)
         h = decoder(
-            input_ids=batch.response_ids[rows],
+            input_ids=batch.response_ids[rows, :w],
             attention_mask=attn,
             position_ids=positions,
             past_key_values=cache,
             use_cache=True,
-        ).last_hidden_state  # (n, R, H)
+        ).last_hidden_state  # (n, w, H)
         last_prompt = out.last_hidden_state[:, -1:].expand(n, 1, -1)  # (n, 1, H)
-        parts.append(torch.cat([last_prompt, h[:, :-1]], dim=1))  # (n, R, H): state t predicts token t
+        states = torch.cat([last_prompt, h[:, : w - 1]], dim=1)  # (n, w, H): state t predicts token t
+        parts.append(torch.nn.functional.pad(states, (0, 0, 0, width - w)))  # (n, R, H)
         order.append(rows)
     states = torch.cat(parts)  # (B, R, H) in group order
     return states[torch.argsort(torch.cat(order))]
