@@ -17,6 +17,7 @@ from coding_framework.config.model import ModelConfig
 from coding_framework.config.rewards import RewardConfig
 
 LRSchedule = Literal["constant", "linear", "cosine"]
+TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
 
 
@@ -34,6 +35,16 @@ class DataConfig(StrictModel):
         None,
         description="Draws the training instances' details (names, test inputs); null: `split_seed`, i.e. "
         "the instances SFT saw. Another value trains on fresh instances of the training constants.",
+    )
+    train_constants: TrainConstants = Field(
+        "sft",
+        description="`sft`: RL trains on the constants the embedded model's SFT used and evaluates on the "
+        "held-out ones. `reserved`: both come from the held-out constants (`reserved_split`), a "
+        "`reserved_train_share` of them for training, so RL cannot earn reward by recalling SFT's "
+        "constants and the evaluation's stay unseen by SFT and RL.",
+    )
+    reserved_train_share: float = Field(
+        0.5, gt=0, lt=1, description="`reserved`: the share of held-out constants that RL trains on."
     )
     families: list[str] | None = Field(None, description="Synthetic families to use; null keeps all of them.")
     include_builtin: bool = Field(False, description="Also train on the hand-written built-in problems.")
@@ -86,6 +97,13 @@ class OptimConfig(StrictModel):
     critic_lr: float = Field(1e-3, gt=0, description="Learning rate of the PPO value head.")
     weight_decay: float = Field(0.0, ge=0)
     betas: tuple[float, float] = (0.9, 0.99)
+    eps: float = Field(
+        1e-8,
+        gt=0,
+        description="AdamW epsilon. Where per-parameter gradients are far below it, updates shrink with the "
+        "gradient instead of taking a full `lr`-sized step whatever their size (the noise of a small "
+        "rollout batch included).",
+    )
     warmup_steps: int = Field(0, ge=0, description="Linear warmup from 0 over this many optimizer steps.")
     schedule: LRSchedule = Field("constant", description="Decay after warmup, down to `min_lr_ratio * lr`.")
     min_lr_ratio: float = Field(0.1, ge=0, le=1)

@@ -76,7 +76,11 @@ class PolicyUpdate:
         self.seed = seed
         steps = total_steps * algo.epochs * algo.minibatches
         self.optimizer = torch.optim.AdamW(
-            model.parameters(), lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay
+            model.parameters(),
+            lr=optim.lr,
+            betas=optim.betas,
+            eps=optim.eps,
+            weight_decay=optim.weight_decay,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: lr_factor(s, steps, optim)
