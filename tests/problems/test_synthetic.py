@@ -7,7 +7,13 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from coding_framework.problems import FAMILIES, generate_instances, load_benchmark, synthetic_split
+from coding_framework.problems import (
+    FAMILIES,
+    generate_instances,
+    load_benchmark,
+    reserved_split,
+    synthetic_split,
+)
 from coding_framework.problems.synthetic import get_family
 
 
@@ -101,3 +107,20 @@ def test_load_benchmark_splits() -> None:
     assert load_benchmark("synthetic", split="train") == train
     assert load_benchmark("synthetic", split="heldout") == heldout
     assert load_benchmark("synthetic") == train + heldout
+
+
+def test_reserved_split_trains_and_evaluates_on_constants_sft_never_saw() -> None:
+    sft_train, sft_heldout = synthetic_split(200, 0.25, seed=0)  # enough instances to use every constant
+    train, heldout = reserved_split(12, 0.25, seed=0, train_share=0.5, instance_seed=1)
+    assert Counter(p.tags[0] for p in train) == {name: 9 for name in FAMILIES}
+    assert Counter(p.tags[0] for p in heldout) == {name: 3 for name in FAMILIES}
+    sft_consts = {(p.tags[0], _const(p)) for p in sft_train}
+    reserved = {(p.tags[0], _const(p)) for p in sft_heldout}
+    train_consts = {(p.tags[0], _const(p)) for p in train}
+    heldout_consts = {(p.tags[0], _const(p)) for p in heldout}
+    assert not train_consts & sft_consts and not heldout_consts & sft_consts
+    assert not train_consts & heldout_consts and train_consts | heldout_consts <= reserved
+    assert {name for name, _ in train_consts} == set(FAMILIES)  # every family trains on some constants
+    assert reserved_split(12, 0.25, seed=0, train_share=0.5, instance_seed=1) == (train, heldout)
+    with pytest.raises(ValueError, match="train_share"):
+        reserved_split(train_share=1.0)

@@ -17,12 +17,13 @@ from coding_framework.config.training import (
     OptimConfig,
     RewardSettings,
     RolloutConfig,
+    TrainingConfig,
 )
 from coding_framework.grading import Grader
 from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.model.architecture import init_model
-from coding_framework.problems import synthetic_split
+from coding_framework.problems import FAMILIES, Problem, synthetic_split
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.algorithms import ALGORITHMS, get_algorithm
 from coding_framework.training.batch import TrajectoryBatch, score
@@ -30,6 +31,7 @@ from coding_framework.training.kl import KLConfig
 from coding_framework.training.rollout import collect, step_workflow
 from coding_framework.training.schedule import ProblemSampler, difficulty_weights, lr_factor, temperature_at
 from coding_framework.training.scoring import RunningMoments, episode_rewards, shape_rewards, to_trajectories
+from coding_framework.training.trainer import split_problems
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
 from tests.fakes.chat import fenced
@@ -231,6 +233,31 @@ def test_update_raises_logprobs_of_rewarded_samples_on_a_fixed_batch() -> None:
     assert losses[-1] < losses[0]
 
 
+def test_adam_epsilon_sets_whether_steps_follow_the_gradient_or_its_sign() -> None:
+    """First AdamW step: ``lr * g / (|g| + eps)``. At eps 1e-8 every weight with a gradient moves a full
+    ``lr``; with eps far above the gradients, steps follow the gradient (weak, noisy ones move less)."""
+    sampled = _sampled_rows(init_model(TINY, tiny_tokenizer(), 0), 8, 5, seed=2)
+    rows = [_trajectory(p, g, float(i % 2), "g") for i, (p, g) in enumerate(sampled)]
+    batch = TrajectoryBatch.from_trajectories(rows, tiny_tokenizer().pad_token_id)
+    lr = 1e-3
+    for eps in (1e-8, 1.0):
+        model = init_model(TINY, tiny_tokenizer(), 0)
+        before = torch.cat([p.detach().flatten() for p in model.parameters()])
+        optim = OptimConfig(lr=lr, eps=eps, grad_clip=None)
+        PolicyUpdate(model, get_algorithm("grpo"), AlgorithmSettings(), optim, KLConfig(), 10, seed=0).step(
+            batch, 0
+        )
+        delta = torch.cat([p.detach().flatten() for p in model.parameters()]) - before
+        grad = torch.cat([p.grad.flatten() for p in model.parameters()])
+        assert torch.allclose(delta, -lr * grad / (grad.abs() + eps), atol=1e-7)
+        strong = grad.abs() > 1e-5
+        if eps == 1e-8:
+            full = torch.full_like(delta[strong], lr)
+            assert strong.any() and torch.allclose(delta[strong].abs(), full, rtol=1e-2)
+        else:
+            assert delta.abs().max() < lr * grad.abs().max() * 1.01
+
+
 def test_gradient_accumulation_equals_one_large_batch() -> None:
     """Micro-batches of 3 accumulate exactly the gradient of one batch of 8."""
     base = init_model(TINY, tiny_tokenizer(), 0)
@@ -300,6 +327,18 @@ def test_temperature_and_curriculum_follow_the_step() -> None:
     train, _ = synthetic_split(8, 0.25, 0)
     early = ProblemSampler(train, 0, cur).draw(0, 10)
     assert {p.difficulty for p in early} == {"easy"}
+
+
+def test_reserved_training_constants_are_neither_sft_nor_heldout_constants() -> None:
+    def consts(problems: list[Problem]) -> set[tuple[str, str]]:
+        return {(p.tags[0], p.tags[-1]) for p in problems}
+
+    data = {"synthetic_per_family": 12, "train_constants": "reserved", "train_instance_seed": 1}
+    train, heldout = split_problems(TrainingConfig.model_validate({"data": data}))
+    sft_train, _ = synthetic_split(200, 0.25, 0)
+    assert len(train) == 9 * len(FAMILIES) and len(heldout) == 3 * len(FAMILIES)
+    assert not consts(train) & consts(heldout)
+    assert not (consts(train) | consts(heldout)) & consts(sft_train)
 
 
 def test_sampler_is_a_pure_function_of_seed_and_cursor() -> None:

@@ -6,7 +6,7 @@ from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt
 from coding_framework.problems.model import Difficulty, Problem, TestFormat
-from coding_framework.problems.synthetic import FAMILIES, generate_instances, synthetic_split
+from coding_framework.problems.synthetic import FAMILIES, generate_instances, reserved_split, synthetic_split
 
 __all__ = [
     "BENCHMARKS",
@@ -21,5 +21,6 @@ __all__ = [
     "load_humaneval",
     "load_mbpp",
     "mbpp_few_shot_prompt",
+    "reserved_split",
     "synthetic_split",
 ]

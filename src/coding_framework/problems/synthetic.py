@@ -24,7 +24,7 @@ from coding_framework.problems._families import FAMILIES, Family, Instance
 from coding_framework.problems.builtin import humaneval_prompt
 from coding_framework.problems.model import Problem
 
-__all__ = ["FAMILIES", "Family", "generate_instances", "get_family", "synthetic_split"]
+__all__ = ["FAMILIES", "Family", "generate_instances", "get_family", "reserved_split", "synthetic_split"]
 
 
 def get_family(name: str) -> Family:
@@ -73,23 +73,70 @@ def synthetic_split(
     ``seed`` fixes which constants are held out; ``instance_seed`` (default ``seed``) draws the instances'
     details, so another value gives fresh instances over the same constants.
     """
+    n_heldout = _n_heldout(n_per_family, heldout_fraction)
+    train: list[Problem] = []
+    heldout: list[Problem] = []
+    details = seed if instance_seed is None else instance_seed
+    for name, values in _shuffled_domains(seed):
+        cut = _cut(heldout_fraction, len(values))
+        heldout += generate_instances(name, n_heldout, details, values[:cut])
+        train += generate_instances(name, n_per_family - n_heldout, details, values[cut:])
+    return train, heldout
+
+
+def reserved_split(
+    n_per_family: int = 20,
+    heldout_fraction: float = 0.25,
+    seed: int = 0,
+    train_share: float = 0.5,
+    instance_seed: int | None = None,
+) -> tuple[list[Problem], list[Problem]]:
+    """``(train, heldout)`` drawn only from the constants ``synthetic_split(..., seed)`` holds out.
+
+    Per family, the first ``train_share`` of those reserved values make the training instances and the
+    rest the held-out ones, in the same numbers as ``synthetic_split``. A model fine-tuned on
+    ``synthetic_split``'s training side has seen neither; training on this split rewards reading the
+    constants from the prompt, since none can be recalled, and the held-out constants stay unseen by both.
+    """
+    if not 0.0 < train_share < 1.0:
+        raise ValueError(f"train_share must be strictly between 0 and 1, got {train_share}")
+    n_heldout = _n_heldout(n_per_family, heldout_fraction)
+    train: list[Problem] = []
+    heldout: list[Problem] = []
+    for name, values in _shuffled_domains(seed):
+        reserved = values[: _cut(heldout_fraction, len(values))]
+        if len(reserved) < 2:
+            raise ValueError(f"family {name!r} reserves {len(reserved)} value(s): too few to share")
+        cut = min(max(1, int(train_share * len(reserved))), len(reserved) - 1)
+        heldout += generate_instances(name, n_heldout, seed, reserved[cut:])
+        train += generate_instances(
+            name, n_per_family - n_heldout, seed if instance_seed is None else instance_seed, reserved[:cut]
+        )
+    return train, heldout
+
+
+def _n_heldout(n_per_family: int, heldout_fraction: float) -> int:
     if not 0.0 < heldout_fraction < 1.0:
         raise ValueError(f"heldout_fraction must be strictly between 0 and 1, got {heldout_fraction}")
     if n_per_family < 2:
         raise ValueError(
             f"n_per_family must be at least 2 (one training and one held-out), got {n_per_family}"
         )
-    n_heldout = min(max(1, round(n_per_family * heldout_fraction)), n_per_family - 1)
-    train: list[Problem] = []
-    heldout: list[Problem] = []
+    return min(max(1, round(n_per_family * heldout_fraction)), n_per_family - 1)
+
+
+def _cut(heldout_fraction: float, n_values: int) -> int:
+    return max(1, math.ceil(heldout_fraction * n_values))
+
+
+def _shuffled_domains(seed: int) -> list[tuple[str, list[Any]]]:
+    """Each family's constant domain in the seed's order; its first values are the held-out ones."""
+    out = []
     for name, fam in FAMILIES.items():
         values = list(fam.domain)
         random.Random(f"split:{seed}:{name}").shuffle(values)
-        cut = max(1, math.ceil(heldout_fraction * len(values)))
-        details = seed if instance_seed is None else instance_seed
-        heldout += generate_instances(name, n_heldout, details, values[:cut])
-        train += generate_instances(name, n_per_family - n_heldout, details, values[cut:])
-    return train, heldout
+        out.append((name, values))
+    return out
 
 
 def _to_problem(fam: Family, value: Any, inst: Instance) -> Problem:

@@ -31,7 +31,7 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
-from coding_framework.problems import Problem, builtin_problems, synthetic_split
+from coding_framework.problems import Problem, builtin_problems, reserved_split, synthetic_split
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.auditor import audit
@@ -76,11 +76,20 @@ def resolve_spec(config: TrainingConfig) -> tuple[AlgorithmSpec, KLConfig]:
 def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:
     """(train, held-out): the synthetic split (optionally some families) plus, optionally, the built-ins."""
     data = config.data
-    train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
-    if data.train_instance_seed is not None:
-        train = synthetic_split(
-            data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
-        )[0]
+    if data.train_constants == "reserved":
+        train, heldout = reserved_split(
+            data.synthetic_per_family,
+            data.heldout_fraction,
+            data.split_seed,
+            data.reserved_train_share,
+            data.train_instance_seed,
+        )
+    else:
+        train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
+        if data.train_instance_seed is not None:
+            train = synthetic_split(
+                data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
+            )[0]
     if data.families is not None:
         unknown = sorted(set(data.families) - {p.tags[0] for p in train})
         if unknown:
