@@ -12,7 +12,7 @@ def test_public_exports_are_pinned() -> None:
     assert set(problems_pkg.__all__) == {
         "BENCHMARKS", "FAMILIES", "Difficulty", "Problem", "ProblemLoadError", "TestFormat",
         "builtin_problems", "generate_instances", "load_benchmark", "load_humaneval", "load_mbpp",
-        "mbpp_few_shot_prompt", "synthetic_split",
+        "mbpp_few_shot_prompt", "reserved_split", "synthetic_split",
     }  # fmt: skip
     assert all(hasattr(problems_pkg, name) for name in problems_pkg.__all__)
 
