@@ -100,9 +100,9 @@ class OptimConfig(StrictModel):
     eps: float = Field(
         1e-8,
         gt=0,
-        description="AdamW epsilon. Where per-parameter gradients are far below it, updates shrink with the "
-        "gradient instead of taking a full `lr`-sized step whatever their size (the noise of a small "
-        "rollout batch included).",
+        description="The policy's AdamW epsilon. Where per-parameter gradients are far below it, steps "
+        "shrink with the gradient instead of taking a full `lr`-sized step whatever their size (the noise "
+        "of a small rollout batch included).",
     )
     warmup_steps: int = Field(0, ge=0, description="Linear warmup from 0 over this many optimizer steps.")
     schedule: LRSchedule = Field("constant", description="Decay after warmup, down to `min_lr_ratio * lr`.")
