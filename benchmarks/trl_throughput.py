@@ -5,7 +5,7 @@ Reproduce:  bash scripts/setup_trl.sh && .venv/bin/python benchmarks/trl_through
 Both sides start from the same model directory (default: the embedded model) in fp32 on CPU with the
 same torch thread count, train on the same synthetic problems in the same order (``problems`` per step,
 ``group`` samples each, at most ``max-tokens`` new tokens, the same temperature), with the same optimizer
-(AdamW, constant LR, gradient clipping 1.0, no KL term) and the same reward: correctness of the answer's
+(AdamW with the same epsilon, constant LR, gradient clipping 1.0, no KL term) and the same reward: correctness of the answer's
 program, graded in our sandbox. Our side is one training step of ``Trainer`` (single-draft episodes of the
 LangGraph training graph, lockstep batched decoding, grading, the GRPO update); TRL's is its own
 generate-score-update loop, run in ``.venv-trl`` (TRL layered on the main venv: same torch and transformers).
@@ -44,6 +44,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--temperature", type=float, default=0.5)
     ap.add_argument("--lr", type=float, default=5e-4)
+    ap.add_argument("--eps", type=float, default=1e-4, help="AdamW epsilon (quickstart.yaml's optim.eps)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run of both sides per seed")
     ap.add_argument("--heldout-per-family", type=int, default=20, help="synthetic_split n_per_family")
@@ -73,6 +74,7 @@ def _training_config(args: argparse.Namespace, model_dir: Path) -> Any:
             "reward": {"function": {"weights": {"correctness": 1.0, "style": 0.0, "efficiency": 0.0}}},
             "optim": {
                 "lr": args.lr,
+                "eps": args.eps,
                 "micro_batch_size": min(32, args.problems * args.group),
                 "grad_clip": 1.0,
             },
@@ -200,6 +202,7 @@ def run_trl(args: argparse.Namespace, model_dir: Path, work: Path) -> dict[str, 
         learning_rate=args.lr,
         lr_scheduler_type="constant",
         adam_beta2=0.99,
+        adam_epsilon=args.eps,
         weight_decay=0.0,
         max_grad_norm=1.0,
         per_device_train_batch_size=micro,

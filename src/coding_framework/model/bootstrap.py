@@ -1,7 +1,7 @@
 """Build the embedded default model with no downloads, and cache it on disk keyed by what determines it.
 
 Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
-synthetic families' training split (with revision examples graded in the sandbox), initialise a small
+synthetic families' training split (with slips and revision examples graded in the sandbox), initialise a small
 Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune it in
 the Generator's chat format, and save a standard Hugging Face model directory.
 """
@@ -29,7 +29,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from coding_framework.config.model import ModelConfig
 from coding_framework.logs import get_logger
 from coding_framework.model.architecture import init_model
-from coding_framework.model.data import generation_examples, pretraining_text, revision_examples
+from coding_framework.model.data import (
+    generation_examples,
+    pretraining_text,
+    revision_examples,
+    slip_examples,
+)
 from coding_framework.model.tokenizer import train_tokenizer
 from coding_framework.model.train import PhaseStats, StepCallback, pretrain, sft_train
 from coding_framework.problems import Problem, builtin_problems, synthetic_split
@@ -139,9 +144,9 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
 
     task = bar.add_task("SFT data", total=1, info="grading revision attempts in the sandbox")
     examples = generation_examples(tokenizer, problems)
-    share = config.data.revision_share
+    examples += slip_examples(tokenizer, problems, _extra(len(examples), config.data.slip_share), config.seed)
     examples += revision_examples(
-        tokenizer, problems, round(len(examples) * share / (1 - share)), config.seed
+        tokenizer, problems, _extra(len(examples), config.data.revision_share), config.seed
     )
     bar.update(task, completed=1, info=f"{len(examples)} examples")
 
@@ -168,12 +173,21 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
         "config": config.model_dump(mode="json"),
         "recipe_version": RECIPE_VERSION,
         "problems": len(problems),
-        "examples": {"total": len(examples), "revision": sum(e.kind == "revision" for e in examples)},
+        "examples": {
+            "total": len(examples),
+            "slip": sum(e.kind == "slip" for e in examples),
+            "revision": sum(e.kind == "revision" for e in examples),
+        },
         "parameters": sum(p.numel() for p in model.parameters()),
         "pretrain": _phase_report(pre),
         "sft": _phase_report(sft),
         "torch_threads": torch.get_num_threads(),
     }
+
+
+def _extra(existing: int, share: float) -> int:
+    """How many examples to add so that they are ``share`` of the total."""
+    return round(existing * share / (1 - share))
 
 
 def _ticker(bar: Progress, task: TaskID) -> StepCallback:

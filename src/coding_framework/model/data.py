@@ -1,8 +1,9 @@
 """SFT examples in exactly the Generator's format: ``generation_messages`` -> the answer in a python block.
 
 A share of the examples are revisions: the first answer was a mutant of a reference, the user turn is
-``revision_messages`` with the real grader's verdict, and the target is a correct reference. Loss is on
-the target answer (and its end-of-turn token) only.
+``revision_messages`` with the real grader's verdict, and the target is a correct reference. Another share
+are slips: a first draft whose answer is a failing mutant. Loss is on the target answer (and its
+end-of-turn token) only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from coding_framework.model.mutate import mutate
 from coding_framework.problems.model import Problem
 from coding_framework.problems.prompts import format_answer, generation_messages, revision_messages
 
-ExampleKind = Literal["generation", "revision"]
+ExampleKind = Literal["generation", "revision", "slip"]
 
 
 @dataclass(frozen=True)
@@ -97,17 +98,6 @@ def generation_examples(tokenizer: Any, problems: Sequence[Problem]) -> list[SFT
 
 def revision_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed: int) -> list[SFTExample]:
     """``count`` revision examples whose wrong attempts really fail (graded in the sandbox)."""
-    rng = random.Random(seed)
-    with_refs = [p for p in problems if p.solutions]
-    if count <= 0 or not with_refs:
-        return []
-    drafts: list[tuple[Problem, str, str]] = []
-    for _ in range(count * 2):  # about half the mutants are equivalent, time out, or cannot be made
-        problem = rng.choice(with_refs)
-        wrong = mutate(answer_code(rng.choice(problem.solutions)), rng)
-        if wrong is not None:
-            drafts.append((problem, wrong, answer_code(rng.choice(problem.solutions))))
-    revisions = _graded(drafts)[:count]
     return [
         encode_example(
             tokenizer,
@@ -120,8 +110,37 @@ def revision_examples(tokenizer: Any, problems: Sequence[Problem], count: int, s
             "revision",
             r.problem.task_id,
         )
-        for r in revisions
+        for r in _failing_mutants(problems, count, random.Random(seed), numbers=True)
     ]
+
+
+def slip_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed: int) -> list[SFTExample]:
+    """``count`` first-draft examples whose answer is a reference with one operator or keyword slipped.
+
+    A model fine-tuned only on correct references has no wrong habits for RL to unlearn; one that also saw
+    these answers writes, like a code LM trained on real-world code, a plausible program that fails some
+    tests. Every slip really fails in the sandbox; constants are never changed, so the prompt's constant is
+    still the one to copy.
+    """
+    return [
+        encode_example(tokenizer, generation_messages(r.problem), r.wrong, "slip", r.problem.task_id)
+        for r in _failing_mutants(problems, count, random.Random(f"slips:{seed}"), numbers=False)
+    ]
+
+
+def _failing_mutants(
+    problems: Sequence[Problem], count: int, rng: random.Random, numbers: bool
+) -> list[_Revision]:
+    with_refs = [p for p in problems if p.solutions]
+    if count <= 0 or not with_refs:
+        return []
+    drafts: list[tuple[Problem, str, str]] = []
+    for _ in range(count * 2):  # about half the mutants are equivalent, time out, or cannot be made
+        problem = rng.choice(with_refs)
+        wrong = mutate(answer_code(rng.choice(problem.solutions)), rng, numbers)
+        if wrong is not None:
+            drafts.append((problem, wrong, answer_code(rng.choice(problem.solutions))))
+    return _graded(drafts)[:count]
 
 
 def _graded(drafts: list[tuple[Problem, str, str]]) -> list[_Revision]:

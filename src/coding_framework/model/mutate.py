@@ -37,7 +37,7 @@ def _offsets(code: str) -> list[int]:
     return starts
 
 
-def _candidates(code: str) -> list[tuple[int, int, str]]:
+def _candidates(code: str, numbers: bool = True) -> list[tuple[int, int, str]]:
     """(start, end, replacement) for every mutable token outside the first line (the signature)."""
     line_starts = _offsets(code)
     out: list[tuple[int, int, str]] = []
@@ -54,7 +54,7 @@ def _candidates(code: str) -> list[tuple[int, int, str]]:
             replacement = _OP_SWAPS.get(tok.string)
         elif tok.type == tokenize.NAME:
             replacement = _NAME_SWAPS.get(tok.string)
-        elif tok.type == tokenize.NUMBER and tok.string.isdigit():
+        elif numbers and tok.type == tokenize.NUMBER and tok.string.isdigit():
             value = int(tok.string)
             replacement = str(value + 1 if value < 2 else value - 1)
         if replacement is not None:
@@ -63,9 +63,13 @@ def _candidates(code: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def mutate(code: str, rng: random.Random) -> str | None:
-    """``code`` with one token changed, or None when nothing in it can be mutated."""
-    candidates = _candidates(code)
+def mutate(code: str, rng: random.Random, numbers: bool = True) -> str | None:
+    """``code`` with one token changed, or None when nothing in it can be mutated.
+
+    ``numbers=False`` changes only operators and keywords: the slip is then in the program's logic, never
+    in a constant copied from the prompt.
+    """
+    candidates = _candidates(code, numbers)
     if not candidates:
         return None
     start, end, replacement = rng.choice(candidates)
