@@ -10,11 +10,11 @@ from coding_framework.model.data import (
     answer_code,
     encode_example,
     generation_examples,
+    habit_examples,
     pretraining_text,
     revision_examples,
-    slip_examples,
 )
-from coding_framework.model.mutate import mutate
+from coding_framework.model.mutate import mutate, print_instead_of_return
 from coding_framework.model.tokenizer import tokenizer_from_texts
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import format_answer, generation_messages
@@ -71,31 +71,32 @@ def test_mutate_changes_one_token_and_keeps_the_signature() -> None:
     assert mutate("def f(x):\n    return x\n", random.Random(0)) is None
 
 
-def test_mutate_without_numbers_keeps_every_constant() -> None:
-    code = answer_code(PROBLEM.solutions[0])
-    mutants = {mutate(code, random.Random(seed), numbers=False) for seed in range(20)}
-    assert mutants == {code.replace("x + 7", "x - 7")}
-    assert mutate("def f(x):\n    return x[1]\n", random.Random(0), numbers=False) is None
+def test_print_instead_of_return_changes_only_the_returns() -> None:
+    code = "def f(x):\n    if x:\n        return [x + 7]\n    return (\n        x\n    )\n"
+    assert print_instead_of_return(code) is None  # the second return continues on the next line
+    code = "def f(x):\n    if x:\n        return [x + 7]\n    return []\n"
+    assert print_instead_of_return(code) == "def f(x):\n    if x:\n        print([x + 7])\n    print([])\n"
+    assert print_instead_of_return("def f(x):\n    x.append(1)\n") is None
 
 
-def test_slip_examples_are_first_drafts_that_really_fail(tok) -> None:
+def test_habit_examples_are_first_drafts_that_really_fail(tok) -> None:
     from coding_framework.grading import Grader
 
-    examples = slip_examples(tok, [PROBLEM], count=2, seed=0)
-    assert [e.kind for e in examples] == ["slip", "slip"]
+    examples = habit_examples(tok, [PROBLEM], count=2, seed=0)
+    assert [e.kind for e in examples] == ["habit", "habit"]
     prompt = tok.apply_chat_template(generation_messages(PROBLEM), tokenize=False, add_generation_prompt=True)
-    answers = []
+    codes = []
     for ex in examples:
         n = sum(ex.loss_mask)
         assert tok.decode(ex.input_ids[:-n]) == prompt
-        answers.append(tok.decode(ex.input_ids[-n:]).removesuffix(tok.eos_token))
-    codes = [a.split("```python\n", 1)[1].rsplit("```", 1)[0] for a in answers]
-    assert all("7" in c and "-" in c for c in codes)  # the operator slipped, the constant did not
+        answer = tok.decode(ex.input_ids[-n:]).removesuffix(tok.eos_token)
+        codes.append(answer.split("```python\n", 1)[1].rsplit("\n```", 1)[0] + "\n")
+    refs = {answer_code(s) for s in PROBLEM.solutions}
+    assert all(c.replace("print(", "return ", 1)[:-2] + "\n" in refs for c in codes)
     with Grader() as grader:
-        assert all(not r.passed for r in grader.grade_many([(PROBLEM, c) for c in codes]))
-    assert [e.input_ids for e in slip_examples(tok, [PROBLEM], count=2, seed=0)] == [
-        e.input_ids for e in examples
-    ]
+        assert not any(r.passed for r in grader.grade_many([(PROBLEM, c) for c in codes]))
+    again = habit_examples(tok, [PROBLEM], count=2, seed=0)
+    assert [e.input_ids for e in again] == [e.input_ids for e in examples]
 
 
 def test_revision_examples_have_real_feedback_and_a_correct_target(tok) -> None:

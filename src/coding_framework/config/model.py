@@ -73,12 +73,12 @@ class DataSettings(StrictModel):
         0,
         description="`synthetic_split`'s seed; held-out constants stay unseen only if it equals the eval's.",
     )
-    slip_share: float = Field(
+    habit_share: float = Field(
         0.0,
         ge=0,
         le=0.9,
-        description="Share of first-draft examples whose answer is a failing one-operator slip of a reference: "
-        "the plausible wrong habits of a code LM, which RL on the grader's reward can unlearn.",
+        description="Share of first-draft examples whose answer prints its result instead of returning it: "
+        "a failing habit of script code, which RL on the grader's reward can unlearn.",
     )
     revision_share: float = Field(
         0.25,

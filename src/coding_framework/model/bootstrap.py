@@ -1,7 +1,7 @@
 """Build the embedded default model with no downloads, and cache it on disk keyed by what determines it.
 
 Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
-synthetic families' training split (with slips and revision examples graded in the sandbox), initialise a small
+synthetic families' training split (with habit and revision examples graded in the sandbox), initialise a small
 Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune it in
 the Generator's chat format, and save a standard Hugging Face model directory.
 """
@@ -31,9 +31,9 @@ from coding_framework.logs import get_logger
 from coding_framework.model.architecture import init_model
 from coding_framework.model.data import (
     generation_examples,
+    habit_examples,
     pretraining_text,
     revision_examples,
-    slip_examples,
 )
 from coding_framework.model.tokenizer import train_tokenizer
 from coding_framework.model.train import PhaseStats, StepCallback, pretrain, sft_train
@@ -144,7 +144,7 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
 
     task = bar.add_task("SFT data", total=1, info="grading revision attempts in the sandbox")
     examples = generation_examples(tokenizer, problems)
-    examples += slip_examples(tokenizer, problems, _extra(len(examples), config.data.slip_share), config.seed)
+    examples += habit_examples(tokenizer, problems, _extra(len(examples), config.data.habit_share), config.seed)
     examples += revision_examples(
         tokenizer, problems, _extra(len(examples), config.data.revision_share), config.seed
     )
@@ -175,7 +175,7 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
         "problems": len(problems),
         "examples": {
             "total": len(examples),
-            "slip": sum(e.kind == "slip" for e in examples),
+            "habit": sum(e.kind == "habit" for e in examples),
             "revision": sum(e.kind == "revision" for e in examples),
         },
         "parameters": sum(p.numel() for p in model.parameters()),

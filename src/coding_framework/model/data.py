@@ -2,7 +2,7 @@
 
 A share of the examples are revisions: the first answer was a mutant of a reference, the user turn is
 ``revision_messages`` with the real grader's verdict, and the target is a correct reference. Another share
-are slips: a first draft whose answer is a failing mutant. Loss is on the target answer (and its
+are habits: a first draft whose answer prints its result instead of returning it. Loss is on the target answer (and its
 end-of-turn token) only.
 """
 
@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.grading import Grader
-from coding_framework.model.mutate import mutate
+from coding_framework.model.mutate import mutate, print_instead_of_return
 from coding_framework.problems.model import Problem
 from coding_framework.problems.prompts import format_answer, generation_messages, revision_messages
 
-ExampleKind = Literal["generation", "revision", "slip"]
+ExampleKind = Literal["generation", "revision", "habit"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,17 @@ def generation_examples(tokenizer: Any, problems: Sequence[Problem]) -> list[SFT
 
 def revision_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed: int) -> list[SFTExample]:
     """``count`` revision examples whose wrong attempts really fail (graded in the sandbox)."""
+    rng = random.Random(seed)
+    with_refs = [p for p in problems if p.solutions]
+    if count <= 0 or not with_refs:
+        return []
+    drafts: list[tuple[Problem, str, str]] = []
+    for _ in range(count * 2):  # about half the mutants are equivalent, time out, or cannot be made
+        problem = rng.choice(with_refs)
+        wrong = mutate(answer_code(rng.choice(problem.solutions)), rng)
+        if wrong is not None:
+            drafts.append((problem, wrong, answer_code(rng.choice(problem.solutions))))
+    revisions = _graded(drafts)[:count]
     return [
         encode_example(
             tokenizer,
@@ -110,37 +121,31 @@ def revision_examples(tokenizer: Any, problems: Sequence[Problem], count: int, s
             "revision",
             r.problem.task_id,
         )
-        for r in _failing_mutants(problems, count, random.Random(seed), numbers=True)
+        for r in revisions
     ]
 
 
-def slip_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed: int) -> list[SFTExample]:
-    """``count`` first-draft examples whose answer is a reference with one operator or keyword slipped.
+def habit_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed: int) -> list[SFTExample]:
+    """``count`` first drafts whose answer is a reference that prints its result instead of returning it.
 
-    A model fine-tuned only on correct references has no wrong habits for RL to unlearn; one that also saw
-    these answers writes, like a code LM trained on real-world code, a plausible program that fails some
-    tests. Every slip really fails in the sandbox; constants are never changed, so the prompt's constant is
-    still the one to copy.
+    A code LM trained on real-world code brings habits of script code that fail tests; SFT data made of
+    verified references alone leaves RL nothing of that kind to unlearn. Each habit draft really fails in
+    the sandbox, and differs from its reference only in ``return`` -> ``print``: names and constants are
+    the prompt's, so it teaches copying as much as a reference does.
     """
-    return [
-        encode_example(tokenizer, generation_messages(r.problem), r.wrong, "slip", r.problem.task_id)
-        for r in _failing_mutants(problems, count, random.Random(f"slips:{seed}"), numbers=False)
-    ]
-
-
-def _failing_mutants(
-    problems: Sequence[Problem], count: int, rng: random.Random, numbers: bool
-) -> list[_Revision]:
+    rng = random.Random(f"habits:{seed}")
     with_refs = [p for p in problems if p.solutions]
-    if count <= 0 or not with_refs:
-        return []
     drafts: list[tuple[Problem, str, str]] = []
-    for _ in range(count * 2):  # about half the mutants are equivalent, time out, or cannot be made
+    for _ in range(count * 2 if with_refs else 0):
         problem = rng.choice(with_refs)
-        wrong = mutate(answer_code(rng.choice(problem.solutions)), rng, numbers)
-        if wrong is not None:
-            drafts.append((problem, wrong, answer_code(rng.choice(problem.solutions))))
-    return _graded(drafts)[:count]
+        target = answer_code(rng.choice(problem.solutions))
+        habit = print_instead_of_return(target)
+        if habit is not None:
+            drafts.append((problem, habit, target))
+    return [
+        encode_example(tokenizer, generation_messages(r.problem), r.wrong, "habit", r.problem.task_id)
+        for r in _graded(drafts)[:count]
+    ]
 
 
 def _graded(drafts: list[tuple[Problem, str, str]]) -> list[_Revision]:

@@ -1,4 +1,4 @@
-"""Small source mutations of correct programs: the wrong first attempts of SFT revision examples.
+"""Small source mutations of correct programs: the wrong attempts and habits of SFT examples.
 
 Mutations act on tokens (a number, an operator, a keyword), so the mutant keeps the reference's layout
 and reads like a plausible slip (an off-by-one, a flipped comparison), not like reformatted code.
@@ -6,8 +6,10 @@ and reads like a plausible slip (an off-by-one, a flipped comparison), not like 
 
 from __future__ import annotations
 
+import ast
 import io
 import random
+import re
 import tokenize
 
 _OP_SWAPS = {
@@ -37,7 +39,7 @@ def _offsets(code: str) -> list[int]:
     return starts
 
 
-def _candidates(code: str, numbers: bool = True) -> list[tuple[int, int, str]]:
+def _candidates(code: str) -> list[tuple[int, int, str]]:
     """(start, end, replacement) for every mutable token outside the first line (the signature)."""
     line_starts = _offsets(code)
     out: list[tuple[int, int, str]] = []
@@ -54,7 +56,7 @@ def _candidates(code: str, numbers: bool = True) -> list[tuple[int, int, str]]:
             replacement = _OP_SWAPS.get(tok.string)
         elif tok.type == tokenize.NAME:
             replacement = _NAME_SWAPS.get(tok.string)
-        elif numbers and tok.type == tokenize.NUMBER and tok.string.isdigit():
+        elif tok.type == tokenize.NUMBER and tok.string.isdigit():
             value = int(tok.string)
             replacement = str(value + 1 if value < 2 else value - 1)
         if replacement is not None:
@@ -63,14 +65,28 @@ def _candidates(code: str, numbers: bool = True) -> list[tuple[int, int, str]]:
     return out
 
 
-def mutate(code: str, rng: random.Random, numbers: bool = True) -> str | None:
-    """``code`` with one token changed, or None when nothing in it can be mutated.
-
-    ``numbers=False`` changes only operators and keywords: the slip is then in the program's logic, never
-    in a constant copied from the prompt.
-    """
-    candidates = _candidates(code, numbers)
+def mutate(code: str, rng: random.Random) -> str | None:
+    """``code`` with one token changed, or None when nothing in it can be mutated."""
+    candidates = _candidates(code)
     if not candidates:
         return None
     start, end, replacement = rng.choice(candidates)
     return code[:start] + replacement + code[end:]
+
+
+_RETURN = re.compile(r"^(?P<indent>[ \t]*)return (?P<value>.+)$", re.MULTILINE)
+
+
+def print_instead_of_return(code: str) -> str | None:
+    """``code`` with every one-line ``return value`` written as ``print(value)``, or None when it has none.
+
+    The habit of script-style code: the function shows its result instead of returning it.
+    """
+    changed = _RETURN.sub(lambda m: f"{m['indent']}print({m['value']})", code)
+    if changed == code:
+        return None
+    try:
+        ast.parse(changed)
+    except SyntaxError:  # a return whose value continues on the next line
+        return None
+    return changed
