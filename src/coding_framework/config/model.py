@@ -74,7 +74,7 @@ class DataSettings(StrictModel):
         description="`synthetic_split`'s seed; held-out constants stay unseen only if it equals the eval's.",
     )
     habit_share: float = Field(
-        0.0,
+        0.65,
         ge=0,
         le=0.9,
         description="Share of first-draft examples whose answer prints its result instead of returning it: "
@@ -119,7 +119,7 @@ class PretrainSettings(PhaseSettings):
 class SFTSettings(PhaseSettings):
     """Supervised fine-tuning in the Generator's chat format, loss on the answer tokens only."""
 
-    steps: int = Field(600, ge=1, description="Optimizer steps.")
+    steps: int = Field(580, ge=1, description="Optimizer steps.")
     batch_size: int = Field(16, ge=1, description="Examples per step.")
     warmup_steps: int = Field(30, ge=0)
     max_seq_len: int = Field(512, ge=64, description="Longer examples are dropped, not truncated.")
