@@ -31,7 +31,7 @@ TINY = {
         "intermediate_size": 128,
         "max_positions": 2048,
     },
-    "data": {"synthetic_per_family": 4, "revision_share": 0.05},
+    "data": {"synthetic_per_family": 4, "habit_share": 0.5, "revision_share": 0.05},
     "pretrain": {"steps": 2, "batch_size": 2, "seq_len": 64, "warmup_steps": 1},
     "sft": {"steps": 2, "batch_size": 2, "warmup_steps": 1, "max_seq_len": 2048},
 }
@@ -92,6 +92,8 @@ def test_build_writes_a_standard_model_dir(built) -> None:
     report = json.loads((path / "bootstrap.json").read_text())
     assert report["sft"]["steps"] == 2 and report["pretrain"]["steps"] == 2
     assert report["examples"]["revision"] > 0
+    generation = report["examples"]["total"] - report["examples"]["revision"] - report["examples"]["habit"]
+    assert abs(report["examples"]["habit"] - generation) <= 1  # habit_share 0.5 of the first drafts
 
 
 @pytest.mark.slow
