@@ -5,10 +5,11 @@ Reproduce:  bash scripts/setup_trl.sh && .venv/bin/python benchmarks/trl_through
 Both sides start from the same model directory (default: the embedded model) in fp32 on CPU with the
 same torch thread count, train on the same synthetic problems in the same order (``problems`` per step,
 ``group`` samples each, at most ``max-tokens`` new tokens, the same temperature), with the same optimizer
-(AdamW with the same epsilon, constant LR, gradient clipping 1.0, no KL term) and the same reward: correctness of the answer's
-program, graded in our sandbox. Our side is one training step of ``Trainer`` (single-draft episodes of the
-LangGraph training graph, lockstep batched decoding, grading, the GRPO update); TRL's is its own
-generate-score-update loop, run in ``.venv-trl`` (TRL layered on the main venv: same torch and transformers).
+(AdamW with the same epsilon, constant LR, gradient clipping 1.0, no KL term) and the same reward:
+correctness of the answer's program, graded in our sandbox. Our side is one training step of ``Trainer``
+(single-draft episodes of the LangGraph training graph, lockstep batched decoding, grading, the GRPO
+update); TRL's is its own generate-score-update loop, run in ``.venv-trl`` (TRL layered on the main venv:
+same torch and transformers).
 
 Reported per seed and averaged over the seeds: samples (completions trained on) per second of
 training-loop wall time, the ratio ours / TRL (TRL is the anchor, measured in the same run), the mean

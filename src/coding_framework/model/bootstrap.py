@@ -1,9 +1,9 @@
 """Build the embedded default model with no downloads, and cache it on disk keyed by what determines it.
 
 Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
-synthetic families' training split (with habit and revision examples graded in the sandbox), initialise a small
-Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune it in
-the Generator's chat format, and save a standard Hugging Face model directory.
+synthetic families' training split (with habit and revision examples graded in the sandbox), initialise
+a small Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune
+it in the Generator's chat format, and save a standard Hugging Face model directory.
 """
 
 from __future__ import annotations
@@ -142,9 +142,10 @@ def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Pr
     tokenizer = train_tokenizer(config.tokenizer, texts)
     bar.update(task, completed=1, info=f"{len(tokenizer)} tokens")
 
-    task = bar.add_task("SFT data", total=1, info="grading revision attempts in the sandbox")
+    task = bar.add_task("SFT data", total=1, info="grading habit and revision attempts in the sandbox")
     examples = generation_examples(tokenizer, problems)
-    examples += habit_examples(tokenizer, problems, _extra(len(examples), config.data.habit_share), config.seed)
+    habits = _extra(len(examples), config.data.habit_share)
+    examples += habit_examples(tokenizer, problems, habits, config.seed)
     examples += revision_examples(
         tokenizer, problems, _extra(len(examples), config.data.revision_share), config.seed
     )

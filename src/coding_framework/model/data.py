@@ -2,8 +2,8 @@
 
 A share of the examples are revisions: the first answer was a mutant of a reference, the user turn is
 ``revision_messages`` with the real grader's verdict, and the target is a correct reference. Another share
-are habits: a first draft whose answer prints its result instead of returning it. Loss is on the target answer (and its
-end-of-turn token) only.
+are habits: a first draft whose answer prints its result instead of returning it. Loss is on the target
+answer (and its end-of-turn token) only.
 """
 
 from __future__ import annotations
