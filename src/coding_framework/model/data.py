@@ -108,7 +108,7 @@ def revision_examples(tokenizer: Any, problems: Sequence[Problem], count: int, s
         wrong = mutate(answer_code(rng.choice(problem.solutions)), rng)
         if wrong is not None:
             drafts.append((problem, wrong, answer_code(rng.choice(problem.solutions))))
-    revisions = _graded(drafts)[:count]
+    revisions = _graded(drafts, count)
     return [
         encode_example(
             tokenizer,
@@ -144,17 +144,26 @@ def habit_examples(tokenizer: Any, problems: Sequence[Problem], count: int, seed
             drafts.append((problem, habit, target))
     return [
         encode_example(tokenizer, generation_messages(r.problem), r.wrong, "habit", r.problem.task_id)
-        for r in _graded(drafts)[:count]
+        for r in _graded(drafts, count)
     ]
 
 
-def _graded(drafts: list[tuple[Problem, str, str]]) -> list[_Revision]:
-    """Keep the mutants that fail or raise; timeouts and crashes are dropped (they depend on load)."""
+def _graded(drafts: list[tuple[Problem, str, str]], count: int) -> list[_Revision]:
+    """The first ``count`` drafts that fail or raise; timeouts and crashes are dropped (they depend on load).
+
+    Drafts are graded in chunks of about what is still needed, so the surplus is rarely run.
+    """
     config = SandboxConfig(limits=ResourceLimits(timeout_s=2.0))
+    kept: list[_Revision] = []
+    start = 0
     with Grader(config) as grader:
-        results = grader.grade_many([(p, wrong) for p, wrong, _ in drafts])
-    return [
-        _Revision(problem=p, wrong=wrong, feedback=res.summary, target=target)
-        for (p, wrong, target), res in zip(drafts, results, strict=True)
-        if res.status in ("failed", "error")
-    ]
+        while len(kept) < count and start < len(drafts):
+            chunk = drafts[start : start + count - len(kept) + 64]
+            start += len(chunk)
+            results = grader.grade_many([(p, wrong) for p, wrong, _ in chunk])
+            kept += [
+                _Revision(problem=p, wrong=wrong, feedback=res.summary, target=target)
+                for (p, wrong, target), res in zip(chunk, results, strict=True)
+                if res.status in ("failed", "error")
+            ]
+    return kept[:count]

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from coding_framework.config.model import PhaseSettings, PretrainSettings, SFTSettings
+from coding_framework.model.answer_forward import answer_hidden
 from coding_framework.model.data import SFTExample
 
 StepCallback = Callable[[int, float], None]
@@ -155,15 +156,12 @@ def answer_loss(
 ) -> torch.Tensor:
     """Mean cross-entropy of the tokens with mask 1, given everything before them.
 
-    The LM head only runs on the positions that predict a masked token (the answers are a minority of
-    the tokens, and the head is a large share of the compute).
+    The last decoder layer and the LM head only run on the positions that predict a masked token (the
+    answers are a minority of the tokens, and the head is a large share of the compute).
     """
-    hidden = model.model(input_ids=ids, attention_mask=attn).last_hidden_state  # (B, T, H)
-    predicts = mask[:, 1:]  # (B, T-1): position t predicts token t+1
-    h = hidden[:, :-1][predicts]  # (N, H)
-    targets = ids[:, 1:][predicts]  # (N,)
-    logits = model.lm_head(h).float()  # (N, V)
-    return F.cross_entropy(logits, targets)
+    predicts = F.pad(mask[:, 1:], (0, 1))  # (B, T): position t predicts token t+1
+    logits = model.lm_head(answer_hidden(model, ids, attn, predicts)).float()  # (N, V)
+    return F.cross_entropy(logits, ids[:, 1:][mask[:, 1:]])
 
 
 def sft_train(
