@@ -42,7 +42,7 @@ from coding_framework.problems import Problem, builtin_problems, synthetic_split
 log = get_logger(__name__)
 
 # Bump when the recipe changes in a way ModelConfig does not capture, so old caches are not reused.
-RECIPE_VERSION = "3"
+RECIPE_VERSION = "2"
 REPORT_FILE = "bootstrap.json"
 
 
