@@ -126,3 +126,15 @@ def test_pretraining_text_keeps_the_first_program_whole_and_repeats_the_signatur
     assert text.endswith(answer_code(PROBLEM.solutions[1]))
     assert text.count("def add_7(xs: list[int]) -> list[int]:") == 2
     assert text.count('"""') == 2  # one docstring, in the first program
+
+
+def test_graded_keeps_the_first_failing_drafts_in_order_across_chunks() -> None:
+    from coding_framework.model.data import _graded
+
+    right = answer_code(PROBLEM.solutions[0])
+    wrong = [right.replace("x + 7", f"x + {k}") for k in range(20)]
+    drafts = [(PROBLEM, right, right)] * 100 + [(PROBLEM, w, right) for w in wrong[1:]]
+    kept = _graded(drafts, count=3)  # the first chunk (67 drafts) holds no failure
+    assert [r.wrong for r in kept] == wrong[1:4]
+    assert all("failed" in r.feedback for r in kept)
+    assert len(_graded(drafts[:105], count=50)) == 5  # fewer failing drafts than asked for

@@ -2,8 +2,8 @@
 
 In SFT the loss is on the answer, a fifth of each row. Every layer but the last must run on all positions
 (later positions attend to them), but the last layer's queries, attention output, MLP and the final norm
-only matter at the positions that predict an answer token. Running them only there is the same function
-and cut the embedded model's SFT step by a quarter (1.07 -> 0.80 s on 2 cores).
+only matter at the positions that predict an answer token. Running them only there computes the same
+function and cuts the embedded model's SFT step by a quarter (1.07 -> 0.80 s per 16 rows on 2 cores).
 """
 
 from __future__ import annotations
