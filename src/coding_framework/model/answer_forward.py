@@ -40,11 +40,11 @@ def answer_hidden(
     rows = torch.arange(ids.shape[0]).unsqueeze(1)
     sa = last.self_attn
     x = last.input_layernorm(h)
-    k = _heads(sa.k_proj(x), sa.head_dim)  # (B, KV, T, D)
+    k = _rotate(_heads(sa.k_proj(x), sa.head_dim), cos, sin)  # (B, KV, T, D)
     v = _heads(sa.v_proj(x), sa.head_dim)
-    k = k * cos.unsqueeze(1) + rotate_half(k) * sin.unsqueeze(1)
-    q = _heads(sa.q_proj(x[rows, queries]), sa.head_dim)  # (B, NH, Q, D)
-    q = q * cos[0, queries].unsqueeze(1) + rotate_half(q) * sin[0, queries].unsqueeze(1)
+    q = _rotate(
+        _heads(sa.q_proj(x[rows, queries]), sa.head_dim), cos[0, queries], sin[0, queries]
+    )  # (B, NH, Q, D)
     keys = torch.arange(ids.shape[1])
     allowed = (keys <= queries.unsqueeze(-1)) & attn.bool().unsqueeze(1)  # (B, Q, T)
     out = F.scaled_dot_product_attention(
@@ -59,6 +59,11 @@ def answer_hidden(
 def _heads(x: torch.Tensor, head_dim: int) -> torch.Tensor:
     """(B, T, heads * D) -> (B, heads, T, D)."""
     return x.view(*x.shape[:2], -1, head_dim).transpose(1, 2)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding of (B, heads, T, D) by (1 or B, T, D) angles, as HF's ``apply_rotary_pos_emb``."""
+    return x * cos.unsqueeze(1) + rotate_half(x) * sin.unsqueeze(1)
 
 
 def _query_window(predicts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
