@@ -34,4 +34,19 @@ class RewardConfig(StrictModel):
         gt=1,
         description="Runtime ratio (candidate / reference) at which the efficiency reward reaches -1.",
     )
+    efficiency_tolerance: float = Field(
+        1.5,
+        ge=1,
+        description="Runtime ratio up to which a passing program counts as fast as the reference "
+        "(CPU time of the same program varies by tens of percent between runs).",
+    )
     clip: float = Field(1.0, gt=0, description="Every reward is clipped to [-clip, clip].")
+
+    @model_validator(mode="after")
+    def _tolerance_below_max_ratio(self) -> RewardConfig:
+        if self.efficiency_tolerance >= self.efficiency_max_ratio:
+            raise ValueError(
+                f"efficiency_tolerance ({self.efficiency_tolerance}) must be below efficiency_max_ratio "
+                f"({self.efficiency_max_ratio})"
+            )
+        return self

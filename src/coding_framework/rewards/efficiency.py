@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import threading
 from collections.abc import Sequence
 
@@ -15,9 +16,10 @@ MIN_TIME_S = 5e-3
 
 
 class EfficiencyReward(BaseRewardFunction):
-    """For a passing program: 1.0 at or below the reference's runtime, 0 at sqrt(max_ratio) times it, -1.0 at
-    ``efficiency_max_ratio`` times it (log scale). Failing programs score 0: correctness already penalises them.
-    Reference timings are measured once per problem and cached (best of ``repeats`` runs).
+    """For a passing program: 1.0 up to ``efficiency_tolerance`` times the reference's runtime, -1.0 at
+    ``efficiency_max_ratio`` times it, log-linear in between. Failing programs score 0: correctness already
+    penalises them. Reference timings are measured once per problem and cached: the median of ``repeats``
+    runs, so that one run of the reference code itself lands on either side of it.
     """
 
     name = "efficiency"
@@ -38,7 +40,9 @@ class EfficiencyReward(BaseRewardFunction):
                     timings.setdefault(p.task_id, []).append(res.cpu_time_s)
             with self._lock:
                 for task_id in missing:
-                    self._reference[task_id] = min(timings[task_id]) if task_id in timings else None
+                    self._reference[task_id] = (
+                        statistics.median(timings[task_id]) if task_id in timings else None
+                    )
         return {p.task_id: self._reference.get(p.task_id) for p in problems}
 
     def score_batch(
@@ -46,7 +50,8 @@ class EfficiencyReward(BaseRewardFunction):
     ) -> list[RewardOutput]:
         results = list(results) if results is not None else self.execute(items)
         refs = self.reference_time([p for p, _ in items])
-        log_max = math.log(self.config.efficiency_max_ratio)
+        tolerance = self.config.efficiency_tolerance
+        log_span = math.log(self.config.efficiency_max_ratio / tolerance)
         outs = []
         for (problem, _), res in zip(items, results, strict=True):
             ref = refs.get(problem.task_id)
@@ -55,7 +60,7 @@ class EfficiencyReward(BaseRewardFunction):
                 outs.append(RewardOutput(value=0.0, raw=math.nan, details={"reason": reason}))
                 continue
             ratio = max(res.cpu_time_s, MIN_TIME_S) / max(ref, MIN_TIME_S)
-            value = 1.0 - 2.0 * max(math.log(ratio), 0.0) / log_max
+            value = 1.0 - 2.0 * max(math.log(ratio / tolerance), 0.0) / log_span
             outs.append(
                 RewardOutput(
                     value=clip(value, self.config.clip),
