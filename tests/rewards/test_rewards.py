@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.config import RewardConfig, load_config
+from coding_framework.config import ConfigError, RewardConfig, load_config
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems import Problem
 from coding_framework.rewards import CompositeReward, CorrectnessReward, EfficiencyReward, StyleReward
+from coding_framework.rewards.efficiency import MIN_TIME_S
 
 TRIANGLE = Problem(
     task_id="t/triangle",
@@ -57,15 +58,13 @@ def test_efficiency_tolerates_timing_noise_and_reaches_minus_one_at_max_ratio(gr
     ref = reward.reference_time([TRIANGLE])[TRIANGLE.task_id]
     assert ref is not None and ref > 0
     ratios = [1.0, 1.4, (1.5 * 10.0) ** 0.5, 10.0, 30.0]
-    floor = max(ref, 5e-3)
+    floor = max(ref, MIN_TIME_S)
     results = [ExecutionResult(passed=True, status="passed", cpu_time_s=floor * r) for r in ratios]
     outs = reward.score_batch([(TRIANGLE, CLEAN)] * len(ratios), results)
     assert [round(o.value, 6) for o in outs] == [1.0, 1.0, 0.0, -1.0, -1.0]
 
 
 def test_efficiency_tolerance_must_stay_below_max_ratio(tmp_path):
-    from coding_framework.config import ConfigError
-
     bad = tmp_path / "w.yaml"
     bad.write_text("efficiency_max_ratio: 2.0\nefficiency_tolerance: 2.0\n")
     with pytest.raises(ConfigError, match="efficiency_tolerance"):
@@ -89,8 +88,6 @@ def test_composite_uses_configured_weights_and_stays_in_range(grader, tmp_path):
 
 
 def test_bad_weights_are_rejected_with_a_fix(tmp_path):
-    from coding_framework.config import ConfigError
-
     bad = tmp_path / "w.yaml"
     bad.write_text("weights: {correctness: 0, style: 0, efficiency: 0}\n")
     with pytest.raises(ConfigError, match="at least one reward weight"):
