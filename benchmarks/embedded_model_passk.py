@@ -26,15 +26,15 @@ from typing import Any
 from transformers import AutoTokenizer
 
 from coding_framework.config import load_config
-from coding_framework.config.model import ModelConfig
+from coding_framework.config.embedded import EmbeddedModelConfig
+from coding_framework.embedded import ensure_embedded_model
+from coding_framework.embedded.architecture import init_model
+from coding_framework.embedded.bootstrap import REPORT_FILE
 from coding_framework.evaluation.passk import pass_at_k
 from coding_framework.grading import Grader
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.llm.session import TokenSession
-from coding_framework.model import ensure_embedded_model
-from coding_framework.model.architecture import init_model
-from coding_framework.model.bootstrap import REPORT_FILE
 from coding_framework.problems import Problem, synthetic_split
 from coding_framework.problems.prompts import extract_code, generation_messages, revision_messages
 
@@ -121,7 +121,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    config = load_config(ModelConfig, args.config)
+    config = load_config(EmbeddedModelConfig, args.config)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     path = ensure_embedded_model(config, force=args.rebuild)
     build = json.loads((path / REPORT_FILE).read_text())

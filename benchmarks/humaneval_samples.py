@@ -12,7 +12,7 @@ import json
 import random
 from pathlib import Path
 
-from coding_framework.model.mutate import mutate
+from coding_framework.embedded.mutate import mutate
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval" / "HumanEval.jsonl.gz"
 

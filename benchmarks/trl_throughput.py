@@ -89,7 +89,7 @@ def _training_config(args: argparse.Namespace, model_dir: Path) -> Any:
 def _model_dir(spec: str) -> Path:
     if spec != "embedded":
         return Path(spec)
-    from coding_framework.model import ensure_embedded_model
+    from coding_framework.embedded import ensure_embedded_model
 
     return ensure_embedded_model()
 

@@ -33,7 +33,7 @@ def main(
     log: Annotated[Path | None, typer.Option(help="Write the server's output here.")] = None,
 ) -> None:
     if model == "embedded":
-        from coding_framework.model import ensure_embedded_model
+        from coding_framework.embedded import ensure_embedded_model
 
         model_dir = ensure_embedded_model()
     else:

@@ -13,7 +13,7 @@ LAYERS = {
     "config": 0, "logs": 0,
     "sandbox": 1, "problems": 1,
     "grading": 2,
-    "rewards": 3, "model": 3,
+    "rewards": 3, "embedded": 3,
     "llm": 4,
     "agents": 5,
     "graphs": 6,

@@ -6,8 +6,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coding_framework.embedded.tokenizer import IM_END, tokenizer_from_texts
 from coding_framework.llm.base import Generation, SamplingParams
-from coding_framework.model.tokenizer import IM_END, tokenizer_from_texts
 
 _CORPUS = [
     "def add(a, b):\n    return a + b\n",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coding_framework.config.model import ArchitectureSettings
-from coding_framework.model.architecture import init_model
+from coding_framework.config.embedded import ArchitectureConfig
+from coding_framework.embedded.architecture import init_model
 from tests.fakes.engine import tiny_tokenizer
 
-TINY = ArchitectureSettings(
+TINY = ArchitectureConfig(
     hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, max_positions=4096
 )
 

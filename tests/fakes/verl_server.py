@@ -7,7 +7,7 @@ from typing import Any
 
 from verl.workers.rollout.replica import TokenOutput
 
-from coding_framework.model.tokenizer import IM_END
+from coding_framework.embedded.tokenizer import IM_END
 
 
 class ScriptedServerManager:

@@ -40,7 +40,7 @@ def vllm_venv() -> Path:
 @pytest.fixture(scope="session")
 def vllm_model_dir() -> Path:
     """The embedded default model (a small Qwen2, head_dim 64): built once per machine, then cached."""
-    from coding_framework.model import ensure_embedded_model
+    from coding_framework.embedded import ensure_embedded_model
 
     return ensure_embedded_model()
 

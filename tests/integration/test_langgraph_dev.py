@@ -36,7 +36,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not os.environ.get("CODING_FRAMEWORK_MODEL"):
-        from coding_framework.model import ensure_embedded_model
+        from coding_framework.embedded import ensure_embedded_model
 
         ensure_embedded_model()  # build it here, not inside the server's first run
     port = _free_port()

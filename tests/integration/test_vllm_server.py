@@ -176,7 +176,7 @@ def _workflow(rounds: int) -> Any:
 
 
 async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMServer) -> None:
-    from coding_framework.config.llm import LLMConfig, SamplingSettings
+    from coding_framework.config.llm import LLMConfig, SamplingConfig
     from coding_framework.grading import Grader
     from coding_framework.graphs import build_inference_graph
     from coding_framework.llm.factory import build_chat_model
@@ -186,7 +186,7 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
         base_url=f"{vllm_server.url}/v1",
         model=vllm_server.name,
         tokenizer=str(vllm_server.model_dir),
-        sampling=SamplingSettings(max_new_tokens=48, seed=0),
+        sampling=SamplingConfig(max_new_tokens=48, seed=0),
     )
     chat = build_chat_model(llm)
     with Grader() as grader:

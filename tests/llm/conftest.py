@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.config.model import ArchitectureSettings
+from coding_framework.config.embedded import ArchitectureConfig
+from coding_framework.embedded.architecture import init_model
+from coding_framework.embedded.tokenizer import tokenizer_from_texts
 from coding_framework.llm.local import LocalEngine
-from coding_framework.model.architecture import init_model
-from coding_framework.model.tokenizer import tokenizer_from_texts
 
 SNIPPETS = [
     "def add(a, b):\n    return a + b\n",
@@ -25,7 +25,7 @@ def tiny_tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_model(tiny_tokenizer):
-    arch = ArchitectureSettings(
+    arch = ArchitectureConfig(
         hidden_size=64, num_heads=2, num_kv_heads=1, num_layers=2, intermediate_size=128, max_positions=512
     )
     return init_model(arch, tiny_tokenizer, seed=0)

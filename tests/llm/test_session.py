@@ -6,7 +6,7 @@ import pytest
 
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.session import TemplateError, TokenSession, inspect_template
-from tests.llm.scripted_engine import ScriptedEngine
+from tests.llm.exact_script_engine import ExactScriptEngine
 
 FIRST = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Write add(a, b)."}]
 REVISION = [{"role": "user", "content": "It failed: assert add(1, 2) == 3. Fix it."}]
@@ -32,7 +32,7 @@ def test_embedded_template_facts(tiny_tokenizer) -> None:
 
 def test_session_equals_full_rendering_when_answers_are_canonical(tiny_tokenizer) -> None:
     answers = [("def add(a, b):\n    return a - b", "eos"), ("def add(a, b):\n    return a + b", "length")]
-    engine = ScriptedEngine(tiny_tokenizer, answers)
+    engine = ExactScriptEngine(tiny_tokenizer, answers)
     session = TokenSession(tiny_tokenizer)
     session.add_messages(FIRST)
     session.generate(engine, PARAMS, role="generator")

@@ -7,10 +7,10 @@ import functools
 
 import pytest
 
+from coding_framework.embedded.architecture import init_model
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.llm.session import TokenSession
-from coding_framework.model.architecture import init_model
 from coding_framework.problems.prompts import generation_messages, revision_messages
 from coding_framework.training.auditor import audit
 from coding_framework.training.trajectory import CallSpan, Trajectory

@@ -10,7 +10,7 @@ from verl.protocol import DataProto
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import apply_kl_penalty
 
-from coding_framework.model.architecture import init_model
+from coding_framework.embedded.architecture import init_model
 from coding_framework.training.kl import (
     KLConfig,
     KLMonitor,

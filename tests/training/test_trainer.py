@@ -12,17 +12,17 @@ import torch
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.training import (
-    AlgorithmSettings,
+    AlgoConfig,
     CurriculumConfig,
+    EpisodeRewardConfig,
     OptimConfig,
-    RewardSettings,
     RolloutConfig,
     TrainingConfig,
 )
+from coding_framework.embedded.architecture import init_model
 from coding_framework.grading import Grader
 from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.llm.local import LocalEngine
-from coding_framework.model.architecture import init_model
 from coding_framework.problems import FAMILIES, Problem, synthetic_split
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.algorithms import ALGORITHMS, get_algorithm
@@ -99,17 +99,17 @@ def test_round_penalty_prefers_first_draft_passes(grader: Grader) -> None:
         collect(engine, _workflow(), grader, [ADD], 2, 0, CompositeReward(CORRECTNESS_ONLY, grader))
     )
     assert [e.rounds for e in batch.episodes] == [1, 2]
-    assert episode_rewards(batch.episodes, RewardSettings(round_penalty=0.25)) == [1.0, 0.75]
+    assert episode_rewards(batch.episodes, EpisodeRewardConfig(round_penalty=0.25)) == [1.0, 0.75]
 
 
 def test_shape_rewards_normalises_and_clips() -> None:
     raw = [0.0, 1.0, 1.0, 0.0]
-    batch = shape_rewards(raw, RewardSettings(normalize="batch"), RunningMoments())
+    batch = shape_rewards(raw, EpisodeRewardConfig(normalize="batch"), RunningMoments())
     assert batch == pytest.approx([-1.0, 1.0, 1.0, -1.0], abs=1e-4)
-    assert shape_rewards([5.0, -5.0], RewardSettings(clip=2.0), RunningMoments()) == [2.0, -2.0]
+    assert shape_rewards([5.0, -5.0], EpisodeRewardConfig(clip=2.0), RunningMoments()) == [2.0, -2.0]
     moments = RunningMoments()
-    shape_rewards([1.0, 3.0], RewardSettings(normalize="running"), moments)
-    later = shape_rewards([5.0], RewardSettings(normalize="running"), moments)
+    shape_rewards([1.0, 3.0], EpisodeRewardConfig(normalize="running"), moments)
+    later = shape_rewards([5.0], EpisodeRewardConfig(normalize="running"), moments)
     assert moments.mean == pytest.approx(3.0) and moments.std == pytest.approx(math.sqrt(8 / 3))
     assert later == pytest.approx([2.0 / math.sqrt(8 / 3)], rel=1e-4)
 
@@ -159,7 +159,7 @@ def _updater(
 ) -> PolicyUpdate:
     optim = OptimConfig(lr=lr, micro_batch_size=micro)
     return PolicyUpdate(
-        model, get_algorithm(algorithm), AlgorithmSettings(), optim, kl or KLConfig(), 100, seed=0
+        model, get_algorithm(algorithm), AlgoConfig(), optim, kl or KLConfig(), 100, seed=0
     )
 
 
@@ -244,7 +244,7 @@ def test_adam_epsilon_sets_whether_steps_follow_the_gradient_or_its_sign() -> No
         model = init_model(TINY, tiny_tokenizer(), 0)
         before = torch.cat([p.detach().flatten() for p in model.parameters()])
         optim = OptimConfig(lr=lr, eps=eps, grad_clip=None)
-        PolicyUpdate(model, get_algorithm("grpo"), AlgorithmSettings(), optim, KLConfig(), 10, seed=0).step(
+        PolicyUpdate(model, get_algorithm("grpo"), AlgoConfig(), optim, KLConfig(), 10, seed=0).step(
             batch, 0
         )
         delta = torch.cat([p.detach().flatten() for p in model.parameters()]) - before

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from coding_framework.model.architecture import init_model
+from coding_framework.embedded.architecture import init_model
 from coding_framework.training.algorithms import get_algorithm
 from coding_framework.training.losses import value_loss
 from coding_framework.training.value_head import Critic, ValueHead

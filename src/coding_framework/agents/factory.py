@@ -10,7 +10,7 @@ from coding_framework.agents.executor import AsyncGrader, CodeExecutor
 from coding_framework.agents.generator import CodeGenerator
 from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticReviewer
 from coding_framework.config.agents import AgentMode, AgentsConfig
-from coding_framework.config.llm import LLMConfig, SamplingSettings
+from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.factory import build_chat_model, build_engine
 
@@ -38,7 +38,7 @@ class EngineCache:
             self._engines[spec] = build_engine(spec)
         return self._engines[spec]
 
-    def chat_model(self, spec: str, sampling: SamplingSettings) -> BaseChatModel:
+    def chat_model(self, spec: str, sampling: SamplingConfig) -> BaseChatModel:
         return build_chat_model(LLMConfig.from_spec(spec, sampling=sampling), engine=self.get(spec))
 
 

@@ -16,7 +16,7 @@ from coding_framework.agents.executor import defines
 from coding_framework.agents.replay import RecordedTurn
 from coding_framework.agents.types import Draft
 from coding_framework.config.agents import AgentMode, GeneratorConfig
-from coding_framework.config.llm import SamplingSettings
+from coding_framework.config.llm import SamplingConfig
 from coding_framework.llm.base import SamplingParams, TokenEngine
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
@@ -60,7 +60,7 @@ def code_from_answer(problem: Problem, text: str) -> str:
     return problem.completion_program(body + "\n")
 
 
-def sampling_params(settings: SamplingSettings) -> SamplingParams:
+def sampling_params(settings: SamplingConfig) -> SamplingParams:
     return SamplingParams(
         max_new_tokens=settings.max_new_tokens,
         temperature=settings.temperature,

@@ -24,12 +24,12 @@ def bootstrap_model(
     Prints a JSON object with the path and the build report as the last stdout line.
     """
     from coding_framework.config import ConfigError, load_config
-    from coding_framework.config.model import ModelConfig
-    from coding_framework.model import ensure_embedded_model
-    from coding_framework.model.bootstrap import REPORT_FILE
+    from coding_framework.config.embedded import EmbeddedModelConfig
+    from coding_framework.embedded import ensure_embedded_model
+    from coding_framework.embedded.bootstrap import REPORT_FILE
 
     try:
-        model_config = load_config(ModelConfig, config) if config else ModelConfig()
+        model_config = load_config(EmbeddedModelConfig, config) if config else EmbeddedModelConfig()
     except ConfigError as exc:
         fail(str(exc))
     try:

@@ -22,11 +22,13 @@ def _root(log_level: str = typer.Option("WARNING", help="structlog level for std
 
 def _register() -> None:
     # One import per command module; each module decorates functions with @app.command().
-    from coding_framework.cli import bootstrap  # noqa: F401
-    from coding_framework.cli import evaluate  # noqa: F401
-    from coding_framework.cli import quickstart  # noqa: F401
-    from coding_framework.cli import solve  # noqa: F401
-    from coding_framework.cli import train  # noqa: F401
+    from coding_framework.cli import (
+        bootstrap,  # noqa: F401
+        evaluate,  # noqa: F401
+        quickstart,  # noqa: F401
+        solve,  # noqa: F401
+        train,  # noqa: F401
+    )
 
 
 _register()

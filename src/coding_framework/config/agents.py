@@ -6,15 +6,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from coding_framework.config.llm import SamplingSettings
+from coding_framework.config.llm import SamplingConfig
 from coding_framework.config.loader import StrictModel
 
 AgentMode = Literal["training", "inference"]
 ReviewerBackend = Literal["static", "llm", "none"]
 
 
-def _sampling(max_new_tokens: int) -> SamplingSettings:
-    return SamplingSettings(max_new_tokens=max_new_tokens, temperature=0.2, top_p=0.95)
+def _sampling(max_new_tokens: int) -> SamplingConfig:
+    return SamplingConfig(max_new_tokens=max_new_tokens, temperature=0.2, top_p=0.95)
 
 
 class GeneratorConfig(StrictModel):
@@ -25,7 +25,7 @@ class GeneratorConfig(StrictModel):
         description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
         "null uses `agents.model`.",
     )
-    sampling: SamplingSettings = Field(default_factory=lambda: _sampling(512))
+    sampling: SamplingConfig = Field(default_factory=lambda: _sampling(512))
 
 
 class ExecutorConfig(StrictModel):
@@ -51,7 +51,7 @@ class ReviewerConfig(StrictModel):
 
     backend: ReviewerBackend = "static"
     model: str | None = Field(None, description="Backend spec for `backend: llm`; null uses `agents.model`.")
-    sampling: SamplingSettings = Field(default_factory=lambda: _sampling(256))
+    sampling: SamplingConfig = Field(default_factory=lambda: _sampling(256))
     lint_select: list[str] = Field(
         default_factory=lambda: ["E9", "F", "B", "W6", "PLE", "SIM"],
         description="ruff rule prefixes the static reviewer reports (ruff `--select`).",

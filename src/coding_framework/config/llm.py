@@ -6,13 +6,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.loader import ConfigError, StrictModel
-from coding_framework.config.model import ModelConfig
 
 SPEC_FORMS = '"embedded", "local:/path/to/model-dir" or "openai:http://host:port/v1@model-name"'
 
 
-class SamplingSettings(StrictModel):
+class SamplingConfig(StrictModel):
     """Default sampling for every call; callers may override per call."""
 
     max_new_tokens: int = Field(512, ge=1, description="Most tokens one call generates.")
@@ -45,8 +45,8 @@ class LLMConfig(StrictModel):
     tokenizer: str = Field("embedded", min_length=1, description="openai: tokenizer dir of the served model.")
     timeout_s: float = Field(120.0, gt=0, description="openai: per-request timeout.")
     max_retries: int = Field(3, ge=0, description="openai: retries on connection errors and 5xx.")
-    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
-    embedded: ModelConfig = Field(default_factory=ModelConfig, description="How the embedded model is built.")
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    embedded: EmbeddedModelConfig = Field(default_factory=EmbeddedModelConfig, description="How the embedded model is built.")
 
     @model_validator(mode="after")
     def _backend_fields(self) -> LLMConfig:

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.loader import StrictModel
-from coding_framework.config.model import ModelConfig
 from coding_framework.config.rewards import RewardConfig
 
 LRSchedule = Literal["constant", "linear", "cosine"]
@@ -71,7 +71,7 @@ class RolloutConfig(StrictModel):
     )
 
 
-class RewardSettings(StrictModel):
+class EpisodeRewardConfig(StrictModel):
     """The reward of an episode: the grader-backed composite reward of its final program, then shaped.
 
     Correctness-only training is `function.weights: {correctness: 1, style: 0, efficiency: 0}`.
@@ -115,7 +115,7 @@ class OptimConfig(StrictModel):
     )
 
 
-class AlgorithmSettings(StrictModel):
+class AlgoConfig(StrictModel):
     """Knobs of the update shared by the algorithms; the registry's spec for `algorithm` supplies the rest.
     `overrides` replaces fields of that spec by name (e.g. `{clip_ratio_high: 0.28}`)."""
 
@@ -208,13 +208,13 @@ class TrainingConfig(StrictModel):
     steps: int = Field(20, ge=1, description="Training steps (one rollout batch and its update each).")
     threads: int | None = Field(2, ge=1, description="torch CPU threads; fixed so CPU runs are reproducible.")
     model: str = Field("embedded", description="`embedded` (bootstrapped) or a Hugging Face model directory.")
-    embedded: ModelConfig = Field(default_factory=ModelConfig, description="How the embedded model is built.")
+    embedded: EmbeddedModelConfig = Field(default_factory=EmbeddedModelConfig, description="How the embedded model is built.")
     workflow: WorkflowConfig = Field(default_factory=WorkflowConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
-    reward: RewardSettings = Field(default_factory=RewardSettings)
+    reward: EpisodeRewardConfig = Field(default_factory=EpisodeRewardConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
-    algo: AlgorithmSettings = Field(default_factory=AlgorithmSettings)
+    algo: AlgoConfig = Field(default_factory=AlgoConfig)
     kl: dict[str, Any] = Field(
         default_factory=dict,
         description="Fields of `training.kl.KLConfig` (mode: none|reward|loss, coef, "

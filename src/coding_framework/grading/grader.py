@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coding_framework.config.sandbox import SandboxConfig
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 from coding_framework.sandbox import ExecutionResult, Job, Sandbox
 
 

@@ -5,7 +5,7 @@ Importing this package does not import torch: the in-process engine lives in
 ``coding_framework.llm.openai_compat``; ``build_engine`` picks one from an ``LLMConfig`` or spec string.
 """
 
-from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason, TokenEngine
+from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams, TokenEngine
 from coding_framework.llm.chat_model import EngineChatModel
 from coding_framework.llm.factory import build_chat_model, build_engine
 from coding_framework.llm.session import CallRecord, TemplateError, TokenSession
@@ -14,9 +14,9 @@ __all__ = [
     "CallRecord",
     "EngineChatModel",
     "EngineError",
+    "FinishReason",
     "Generation",
     "SamplingParams",
-    "StopReason",
     "TemplateError",
     "TokenEngine",
     "TokenSession",

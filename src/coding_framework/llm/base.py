@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-StopReason = Literal["stop", "length", "eos"]
+FinishReason = Literal["stop", "length", "eos"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Generation:
     token_ids: list[int]
     logprobs: list[float]
     text: str
-    stop_reason: StopReason
+    stop_reason: FinishReason
     policy_version: str
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.llm import LLMConfig
-from coding_framework.config.model import ModelConfig
 from coding_framework.llm.base import EngineError, TokenEngine
 from coding_framework.llm.chat_model import EngineChatModel
 
 
-def resolve_model_dir(model: str, embedded: ModelConfig) -> Path:
+def resolve_model_dir(model: str, embedded: EmbeddedModelConfig) -> Path:
     """``embedded`` is the bootstrapped default model (built on first use); anything else a directory."""
     if model == "embedded":
-        from coding_framework.model import ensure_embedded_model
+        from coding_framework.embedded import ensure_embedded_model
 
         return ensure_embedded_model(embedded)
     path = Path(model).expanduser()

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, Cache
 
-from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason
+from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams
 from coding_framework.llm.batcher import RequestBatcher
 from coding_framework.llm.buckets import length_buckets
 from coding_framework.llm.kv_cache import decoding_cache
@@ -221,7 +221,7 @@ class LocalEngine:
         slots = list(range(n))  # slots[s]: the row in batch position s
         out_ids: list[list[int]] = [[] for _ in rows]
         out_lps: list[list[float]] = [[] for _ in rows]
-        reasons: list[StopReason | None] = [None] * n
+        reasons: list[FinishReason | None] = [None] * n
         while True:
             live = [s for s, i in enumerate(slots) if reasons[i] is None]
             live_rows = [slots[s] for s in live]
@@ -262,7 +262,7 @@ class LocalEngine:
         )
         return out.logits[:, -1, :].float()  # (B, V)
 
-    def _stop_reason(self, ids: list[int], params: SamplingParams, budget: int) -> StopReason | None:
+    def _stop_reason(self, ids: list[int], params: SamplingParams, budget: int) -> FinishReason | None:
         if ids[-1] in self._eos_ids:
             return "eos"
         if params.stop:
@@ -276,7 +276,7 @@ class LocalEngine:
             return "length"
         return None
 
-    def _generation(self, ids: list[int], lps: list[float], reason: StopReason | None) -> Generation:
+    def _generation(self, ids: list[int], lps: list[float], reason: FinishReason | None) -> Generation:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return Generation(
             token_ids=ids,

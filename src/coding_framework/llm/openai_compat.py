@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason
+from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams
 from coding_framework.llm.server_tokenizer import ServerTokenizer
 from coding_framework.logs import get_logger
 
@@ -103,8 +103,8 @@ def chat_body(model: str, messages: Sequence[Message], params: SamplingParams) -
     return body
 
 
-def map_stop_reason(finish_reason: str | None, stop_reason: str | int | None) -> StopReason:
-    """vLLM's ``finish_reason``/``stop_reason`` pair as a ``StopReason``.
+def map_stop_reason(finish_reason: str | None, stop_reason: str | int | None) -> FinishReason:
+    """vLLM's ``finish_reason``/``stop_reason`` pair as a ``FinishReason``.
 
     ``stop`` with no ``stop_reason`` is the EOS token; an int ``stop_reason`` is a stop token id (e.g. a
     second EOS id from generation_config), also an end of sequence; a str is the matched stop string.

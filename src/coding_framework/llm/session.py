@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coding_framework.llm.base import Generation, SamplingParams, StopReason, TokenEngine
+from coding_framework.llm.base import FinishReason, Generation, SamplingParams, TokenEngine
 
 Message = dict[str, str]
 
@@ -34,7 +34,7 @@ class CallRecord:
     response_ids: list[int]
     logprobs: list[float]
     text: str
-    stop_reason: StopReason
+    stop_reason: FinishReason
     policy_version: str
 
 

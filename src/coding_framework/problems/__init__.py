@@ -5,7 +5,7 @@ from coding_framework.problems.benchmarks import BENCHMARKS, load_benchmark
 from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt
-from coding_framework.problems.model import Difficulty, Problem, TestFormat
+from coding_framework.problems.problem import Difficulty, Problem, TestFormat
 from coding_framework.problems.synthetic import FAMILIES, generate_instances, reserved_split, synthetic_split
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coding_framework.problems.model import Difficulty
+from coding_framework.problems.problem import Difficulty
 
 
 @dataclass(frozen=True)

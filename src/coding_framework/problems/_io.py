@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 if TYPE_CHECKING:
-    from coding_framework.problems.model import Problem
+    from coding_framework.problems.problem import Problem
 
 HUB_URL = "https://huggingface.co"
 _TRUTHY = {"1", "true", "yes", "on"}

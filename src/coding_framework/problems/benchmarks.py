@@ -9,7 +9,7 @@ from coding_framework.problems._io import ProblemLoadError
 from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import SPLITS, load_mbpp
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 from coding_framework.problems.synthetic import synthetic_split
 
 Source = str | Path | None

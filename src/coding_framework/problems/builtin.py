@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from coding_framework.problems._io import ProblemLoadError
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 
 _KEYS = {"name", "signature", "doc", "description", "difficulty", "tags", "tests", "solutions"}
 

@@ -22,7 +22,7 @@ from coding_framework.problems._io import (
     local_path,
     read_records,
 )
-from coding_framework.problems.model import Difficulty, Problem
+from coding_framework.problems.problem import Difficulty, Problem
 
 HUB_DATASET = "openai/openai_humaneval"
 _FILE_NAMES = ("HumanEval.jsonl.gz", "HumanEval.jsonl")

@@ -24,7 +24,7 @@ from coding_framework.problems._io import (
     read_records,
 )
 from coding_framework.problems.humaneval import solution_difficulty
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 
 MbppVariant = Literal["full", "sanitized"]
 MbppSplit = Literal["all", "train", "validation", "test", "prompt"]

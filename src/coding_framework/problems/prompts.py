@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 
 SYSTEM_PROMPT = "You are a Python programmer. Answer with one complete Python function in a ```python block."
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from coding_framework.problems._families import FAMILIES, Family, Instance
 from coding_framework.problems.builtin import humaneval_prompt
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 
 __all__ = ["FAMILIES", "Family", "generate_instances", "get_family", "reserved_split", "synthetic_split"]
 

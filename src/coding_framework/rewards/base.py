@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 
 Item = tuple[Problem, str]
 

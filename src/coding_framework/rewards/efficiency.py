@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 
 from coding_framework.grading import ExecutionResult
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
 
 # Below this, CPU time is loading and accounting granularity, not the algorithm: both sides count as equal.

@@ -21,7 +21,7 @@ from typing import Any
 
 from coding_framework.agents.executor import AsyncGrader, assemble_program
 from coding_framework.config.graph import WorkflowConfig
-from coding_framework.config.llm import SamplingSettings
+from coding_framework.config.llm import SamplingConfig
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import Generation, SamplingParams, TokenEngine
 from coding_framework.problems import Problem
@@ -154,7 +154,7 @@ def step_workflow(
     base: WorkflowConfig, max_new_tokens: int, temperature: float, top_p: float, max_rounds: int | None = None
 ) -> WorkflowConfig:
     """``base`` with the Generator's sampling (and optionally the round budget) set for one rollout."""
-    sampling = SamplingSettings(
+    sampling = SamplingConfig(
         max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=None
     )
     generator = base.agents.generator.model_copy(update={"sampling": sampling})

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coding_framework.config.training import RewardSettings
+from coding_framework.config.training import EpisodeRewardConfig
 from coding_framework.training.rollout import Episode, RolloutBatch
 from coding_framework.training.trajectory import Trajectory, trajectories_from_episode
 
@@ -43,12 +43,12 @@ class RunningMoments:
         self.count, self.mean, self.m2 = state["count"], state["mean"], state["m2"]
 
 
-def episode_rewards(episodes: Sequence[Episode], settings: RewardSettings) -> list[float]:
+def episode_rewards(episodes: Sequence[Episode], settings: EpisodeRewardConfig) -> list[float]:
     """Each episode's reward before shaping: its final program's, less ``round_penalty`` per revision."""
     return [e.reward.value - settings.round_penalty * max(0, e.rounds - 1) for e in episodes]
 
 
-def shape_rewards(raw: Sequence[float], settings: RewardSettings, moments: RunningMoments) -> list[float]:
+def shape_rewards(raw: Sequence[float], settings: EpisodeRewardConfig, moments: RunningMoments) -> list[float]:
     """Normalise (``batch``: this step's mean/std; ``running``: all steps so far) then clip."""
     values = list(raw)
     if settings.normalize == "batch" and len(values) > 1:

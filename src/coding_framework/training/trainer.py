@@ -112,7 +112,7 @@ def seed_everything(seed: int, threads: int | None) -> None:
 def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
     path = config.model_path()
     if path is None:
-        from coding_framework.model import ensure_embedded_model
+        from coding_framework.embedded import ensure_embedded_model
 
         return ensure_embedded_model(config.embedded, progress=progress)
     if not (path / "config.json").is_file():

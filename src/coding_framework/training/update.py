@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from verl.trainer.ppo import core_algos
 
-from coding_framework.config.training import AlgorithmSettings, OptimConfig
+from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 from coding_framework.training.batch import TrajectoryBatch, last_token_rewards, score
 from coding_framework.training.kl import (
@@ -66,7 +66,7 @@ class PolicyUpdate:
         self,
         model: torch.nn.Module,
         spec: AlgorithmSpec,
-        algo: AlgorithmSettings,
+        algo: AlgoConfig,
         optim: OptimConfig,
         kl: KLConfig,
         total_steps: int,

@@ -50,7 +50,7 @@ from coding_framework.config import RewardConfig, load_config
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_training_graph
-from coding_framework.llm.base import EngineError, Generation, SamplingParams, StopReason
+from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
@@ -116,7 +116,7 @@ class ServerManagerEngine:
                           text=self.tokenizer.decode(ids, skip_special_tokens=True),
                           stop_reason=self._stop_reason(ids, max_tokens))
 
-    def _stop_reason(self, ids: list[int], max_tokens: int) -> StopReason:
+    def _stop_reason(self, ids: list[int], max_tokens: int) -> FinishReason:
         # The server stops on a special token only when it is an end-of-sequence token.
         if ids and ids[-1] in self._special:
             return "eos"

@@ -26,22 +26,22 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from coding_framework.config.model import ModelConfig
-from coding_framework.logs import get_logger
-from coding_framework.model.architecture import init_model
-from coding_framework.model.data import (
+from coding_framework.config.embedded import EmbeddedModelConfig
+from coding_framework.embedded.architecture import init_model
+from coding_framework.embedded.data import (
     generation_examples,
     habit_examples,
     pretraining_text,
     revision_examples,
 )
-from coding_framework.model.tokenizer import train_tokenizer
-from coding_framework.model.train import PhaseStats, StepCallback, pretrain, sft_train
+from coding_framework.embedded.tokenizer import train_tokenizer
+from coding_framework.embedded.train import PhaseStats, StepCallback, pretrain, sft_train
+from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, builtin_problems, synthetic_split
 
 log = get_logger(__name__)
 
-# Bump when the recipe changes in a way ModelConfig does not capture, so old caches are not reused.
+# Bump when the recipe changes in a way EmbeddedModelConfig does not capture, so old caches are not reused.
 RECIPE_VERSION = "2"
 REPORT_FILE = "bootstrap.json"
 
@@ -52,7 +52,7 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("coding-framework"))
 
 
-def training_problems(config: ModelConfig) -> list[Problem]:
+def training_problems(config: EmbeddedModelConfig) -> list[Problem]:
     """The built-in problems plus the training split of the synthetic families."""
     data = config.data
     synthetic: list[Problem] = []
@@ -63,7 +63,7 @@ def training_problems(config: ModelConfig) -> list[Problem]:
     return [*builtin_problems(), *synthetic]
 
 
-def model_key(config: ModelConfig, problems: list[Problem]) -> str:
+def model_key(config: EmbeddedModelConfig, problems: list[Problem]) -> str:
     """Hash of everything the weights depend on: config, recipe, Python (stdlib corpus) and training data."""
     h = hashlib.sha256()
     h.update(config.model_dump_json().encode())
@@ -74,13 +74,13 @@ def model_key(config: ModelConfig, problems: list[Problem]) -> str:
 
 
 def ensure_embedded_model(
-    config: ModelConfig | None = None, force: bool = False, progress: bool = True
+    config: EmbeddedModelConfig | None = None, force: bool = False, progress: bool = True
 ) -> Path:
     """The directory of the embedded model for ``config``: loaded from the cache, or built there first.
 
     Concurrent callers wait on a file lock instead of building twice; the directory appears atomically.
     """
-    config = config or ModelConfig()
+    config = config or EmbeddedModelConfig()
     problems = training_problems(config)
     final = cache_root() / "models" / f"embedded-{model_key(config, problems)}"
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -111,7 +111,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def build_embedded_model(
-    config: ModelConfig, problems: list[Problem], out_dir: Path, progress: bool = True
+    config: EmbeddedModelConfig, problems: list[Problem], out_dir: Path, progress: bool = True
 ) -> dict[str, Any]:
     """Run the whole recipe and save the model, tokenizer and a ``bootstrap.json`` report in ``out_dir``."""
     start = time.perf_counter()
@@ -136,7 +136,7 @@ def build_embedded_model(
     return report
 
 
-def _recipe(config: ModelConfig, problems: list[Problem], out_dir: Path, bar: Progress) -> dict[str, Any]:
+def _recipe(config: EmbeddedModelConfig, problems: list[Problem], out_dir: Path, bar: Progress) -> dict[str, Any]:
     task = bar.add_task("tokenizer", total=1, info="byte-level BPE on stdlib source")
     texts = [t for p in problems for t in (p.prompt, *p.solutions)] * config.tokenizer.problem_text_repeats
     tokenizer = train_tokenizer(config.tokenizer, texts)

@@ -1,19 +1,19 @@
-"""A TokenEngine fake that 'generates' the tokenization of scripted texts, for exact sequence checks."""
+"""A TokenEngine fake that generates the exact tokenization of scripted texts, each with a given finish reason."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from coding_framework.llm.base import Generation, SamplingParams, StopReason
+from coding_framework.llm.base import FinishReason, Generation, SamplingParams
 
 
-class ScriptedEngine:
+class ExactScriptEngine:
     """Answers each call with the next scripted text, tokenized canonically, plus EOS when ``eos``."""
 
     policy_version = "scripted"
 
-    def __init__(self, tokenizer: Any, answers: Sequence[tuple[str, StopReason]]) -> None:
+    def __init__(self, tokenizer: Any, answers: Sequence[tuple[str, FinishReason]]) -> None:
         self.tokenizer = tokenizer
         self._answers = list(answers)
         self.prompts: list[list[int]] = []

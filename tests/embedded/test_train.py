@@ -7,13 +7,13 @@ import random
 import pytest
 import torch
 
-from coding_framework.config.model import ArchitectureSettings, PretrainSettings, SFTSettings
-from coding_framework.model.architecture import init_model
-from coding_framework.model.data import SFTExample
-from coding_framework.model.tokenizer import tokenizer_from_texts
-from coding_framework.model.train import answer_loss, collate, lr_at, packed_rows, pretrain, sft_train
+from coding_framework.config.embedded import ArchitectureConfig, PretrainConfig, SFTConfig
+from coding_framework.embedded.architecture import init_model
+from coding_framework.embedded.data import SFTExample
+from coding_framework.embedded.tokenizer import tokenizer_from_texts
+from coding_framework.embedded.train import answer_loss, collate, lr_at, packed_rows, pretrain, sft_train
 
-ARCH = ArchitectureSettings(
+ARCH = ArchitectureConfig(
     hidden_size=64, num_heads=2, num_kv_heads=2, num_layers=2, intermediate_size=128, max_positions=256
 )
 
@@ -47,7 +47,7 @@ def test_answer_loss_ignores_prompt_and_padding(tok, examples) -> None:
 
 
 def test_lr_schedule() -> None:
-    s = SFTSettings(steps=100, warmup_steps=10, lr=1.0)
+    s = SFTConfig(steps=100, warmup_steps=10, lr=1.0)
     assert lr_at(0, s) == pytest.approx(0.1)
     assert lr_at(9, s) == pytest.approx(1.0)
     assert lr_at(10, s) == pytest.approx(1.0)
@@ -56,7 +56,7 @@ def test_lr_schedule() -> None:
 
 
 def test_training_learns_and_is_deterministic(tok, examples) -> None:
-    settings = SFTSettings(steps=40, batch_size=2, lr=3e-3, warmup_steps=2)
+    settings = SFTConfig(steps=40, batch_size=2, lr=3e-3, warmup_steps=2)
     first = init_model(ARCH, tok, seed=1)
     stats = sft_train(first, examples, settings, tok.pad_token_id, seed=0)
     assert stats.final_loss < 0.3 * stats.first_loss
@@ -67,7 +67,7 @@ def test_training_learns_and_is_deterministic(tok, examples) -> None:
 
 
 def test_examples_longer_than_max_seq_len_are_dropped(tok, examples) -> None:
-    settings = SFTSettings(steps=1, max_seq_len=64, batch_size=1)
+    settings = SFTConfig(steps=1, max_seq_len=64, batch_size=1)
     long = SFTExample(input_ids=[5] * 100, loss_mask=[1] * 100, kind="generation", task_id="long")
     stats = sft_train(init_model(ARCH, tok, seed=0), [*examples, long], settings, tok.pad_token_id, seed=0)
     assert stats.rows == 2
@@ -97,9 +97,9 @@ def test_pretraining_learns(tok) -> None:
     stats = pretrain(
         model,
         docs,
-        PretrainSettings(steps=80, batch_size=2, seq_len=32, warmup_steps=2),
+        PretrainConfig(steps=80, batch_size=2, seq_len=32, warmup_steps=2),
         tok.pad_token_id,
         seed=0,
     )
     assert stats is not None and stats.final_loss < 0.5 * stats.first_loss
-    assert pretrain(model, docs, PretrainSettings(steps=0), tok.pad_token_id, seed=0) is None
+    assert pretrain(model, docs, PretrainConfig(steps=0), tok.pad_token_id, seed=0) is None

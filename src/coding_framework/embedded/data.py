@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.embedded.mutate import mutate, print_instead_of_return
 from coding_framework.grading import Grader
-from coding_framework.model.mutate import mutate, print_instead_of_return
-from coding_framework.problems.model import Problem
+from coding_framework.problems.problem import Problem
 from coding_framework.problems.prompts import format_answer, generation_messages, revision_messages
 
 ExampleKind = Literal["generation", "revision", "habit"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from coding_framework.embedded.tokenizer import IM_END, IM_START, PAD, stdlib_sources, tokenizer_from_texts
 from coding_framework.llm.session import inspect_template
-from coding_framework.model.tokenizer import IM_END, IM_START, PAD, stdlib_sources, tokenizer_from_texts
 
 CORPUS = ["def scale_by_12(xs):\n    return [x * 12 for x in xs]\n", "print('héllo wörld ✓')\n"] * 30
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from coding_framework.config.model import TokenizerSettings
+from coding_framework.config.embedded import TokenizerConfig
 
 PAD = "<|endoftext|>"
 IM_START = "<|im_start|>"
@@ -60,7 +60,7 @@ def _corpus(files: Iterable[Path], extra_texts: Iterable[str]) -> Iterator[str]:
     yield from extra_texts
 
 
-def train_tokenizer(settings: TokenizerSettings, extra_texts: Iterable[str]) -> PreTrainedTokenizerFast:
+def train_tokenizer(settings: TokenizerConfig, extra_texts: Iterable[str]) -> PreTrainedTokenizerFast:
     """Train the BPE on ``settings.corpus_mb`` of stdlib source plus ``extra_texts``."""
     files = stdlib_sources(int(settings.corpus_mb * 1_000_000))
     return tokenizer_from_texts(_corpus(files, extra_texts), settings.vocab_size, settings.min_frequency)

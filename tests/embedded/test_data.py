@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from coding_framework.model.data import (
+from coding_framework.embedded.data import (
     answer_code,
     encode_example,
     generation_examples,
@@ -14,8 +14,8 @@ from coding_framework.model.data import (
     pretraining_text,
     revision_examples,
 )
-from coding_framework.model.mutate import mutate, print_instead_of_return
-from coding_framework.model.tokenizer import tokenizer_from_texts
+from coding_framework.embedded.mutate import mutate, print_instead_of_return
+from coding_framework.embedded.tokenizer import tokenizer_from_texts
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import format_answer, generation_messages
 
@@ -129,7 +129,7 @@ def test_pretraining_text_keeps_the_first_program_whole_and_repeats_the_signatur
 
 
 def test_graded_keeps_the_first_failing_drafts_in_order_across_chunks() -> None:
-    from coding_framework.model.data import _graded
+    from coding_framework.embedded.data import _graded
 
     right = answer_code(PROBLEM.solutions[0])
     wrong = [right.replace("x + 7", f"x + {k}") for k in range(20)]

@@ -2,7 +2,7 @@ import pytest
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from coding_framework.model.answer_forward import answer_hidden
+from coding_framework.embedded.answer_forward import answer_hidden
 
 
 @pytest.fixture(params=[4, 2], ids=["mha", "gqa"])

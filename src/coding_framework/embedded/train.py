@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from coding_framework.config.model import PhaseSettings, PretrainSettings, SFTSettings
-from coding_framework.model.answer_forward import answer_hidden
-from coding_framework.model.data import SFTExample
+from coding_framework.config.embedded import PhaseConfig, PretrainConfig, SFTConfig
+from coding_framework.embedded.answer_forward import answer_hidden
+from coding_framework.embedded.data import SFTExample
 
 StepCallback = Callable[[int, float], None]
 LossFn = Callable[[], tuple[torch.Tensor, int]]
@@ -31,7 +31,7 @@ class PhaseStats:
     final_loss: float
 
 
-def lr_at(step: int, phase: PhaseSettings) -> float:
+def lr_at(step: int, phase: PhaseConfig) -> float:
     """Linear warmup to ``lr``, then cosine decay to a tenth of it."""
     if step < phase.warmup_steps:
         return phase.lr * (step + 1) / phase.warmup_steps
@@ -40,7 +40,7 @@ def lr_at(step: int, phase: PhaseSettings) -> float:
 
 
 def _run_phase(
-    model: torch.nn.Module, phase: PhaseSettings, next_loss: LossFn, rows: int, on_step: StepCallback | None
+    model: torch.nn.Module, phase: PhaseConfig, next_loss: LossFn, rows: int, on_step: StepCallback | None
 ) -> PhaseStats:
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
@@ -98,7 +98,7 @@ def packed_rows(
 def pretrain(
     model: torch.nn.Module,
     docs: Sequence[list[int]],
-    settings: PretrainSettings,
+    settings: PretrainConfig,
     sep_id: int,
     seed: int,
     on_step: StepCallback | None = None,
@@ -167,7 +167,7 @@ def answer_loss(
 def sft_train(
     model: torch.nn.Module,
     examples: Sequence[SFTExample],
-    settings: SFTSettings,
+    settings: SFTConfig,
     pad_id: int,
     seed: int,
     on_step: StepCallback | None = None,

@@ -7,7 +7,7 @@ from pydantic import Field, model_validator
 from coding_framework.config.loader import StrictModel
 
 
-class TokenizerSettings(StrictModel):
+class TokenizerConfig(StrictModel):
     """Byte-level BPE trained on the local Python standard library source plus the problems' text."""
 
     vocab_size: int = Field(4096, ge=512, le=65_536, description="Vocabulary size, special tokens included.")
@@ -26,7 +26,7 @@ class TokenizerSettings(StrictModel):
     )
 
 
-class ArchitectureSettings(StrictModel):
+class ArchitectureConfig(StrictModel):
     """A Qwen2 causal LM (a vLLM-supported architecture). ``head_dim = hidden_size / num_heads``."""
 
     hidden_size: int = Field(256, ge=32)
@@ -43,7 +43,7 @@ class ArchitectureSettings(StrictModel):
         return self.hidden_size // self.num_heads
 
     @model_validator(mode="after")
-    def _shapes(self) -> ArchitectureSettings:
+    def _shapes(self) -> ArchitectureConfig:
         if self.hidden_size % self.num_heads:
             raise ValueError(
                 f"hidden_size {self.hidden_size} must be a multiple of num_heads {self.num_heads}"
@@ -57,7 +57,7 @@ class ArchitectureSettings(StrictModel):
         return self
 
 
-class DataSettings(StrictModel):
+class SFTDataConfig(StrictModel):
     """Training data: the built-in problems plus the synthetic families' training split."""
 
     synthetic_per_family: int = Field(
@@ -88,13 +88,13 @@ class DataSettings(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _split_size(self) -> DataSettings:
+    def _split_size(self) -> SFTDataConfig:
         if self.synthetic_per_family == 1:
             raise ValueError("synthetic_per_family must be 0 (no synthetic data) or at least 2")
         return self
 
 
-class PhaseSettings(StrictModel):
+class PhaseConfig(StrictModel):
     """One optimisation phase: AdamW with linear warmup to ``lr`` then cosine decay to ``lr / 10``."""
 
     steps: int = Field(ge=1, description="Optimizer steps.")
@@ -105,7 +105,7 @@ class PhaseSettings(StrictModel):
     grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip.")
 
 
-class PretrainSettings(PhaseSettings):
+class PretrainConfig(PhaseConfig):
     """Next-token loss on every token of the training problems' reference programs (plain code).
 
     It helps a very small model (hidden 128) copy names and constants from the prompt; the default
@@ -116,7 +116,7 @@ class PretrainSettings(PhaseSettings):
     seq_len: int = Field(256, ge=16, description="Programs are concatenated and cut into rows this long.")
 
 
-class SFTSettings(PhaseSettings):
+class SFTConfig(PhaseConfig):
     """Supervised fine-tuning in the Generator's chat format, loss on the answer tokens only."""
 
     steps: int = Field(580, ge=1, description="Optimizer steps.")
@@ -125,7 +125,7 @@ class SFTSettings(PhaseSettings):
     max_seq_len: int = Field(512, ge=64, description="Longer examples are dropped, not truncated.")
 
 
-class ModelConfig(StrictModel):
+class EmbeddedModelConfig(StrictModel):
     """Everything that determines the embedded model's weights. Its hash keys the on-disk cache."""
 
     seed: int = Field(0, description="Seeds the data order, the initialisation and the revision examples.")
@@ -135,8 +135,8 @@ class ModelConfig(StrictModel):
         description="torch CPU threads while building. A fixed count makes the weights independent of the "
         "core count; None keeps torch's default (weights then vary with the machine).",
     )
-    tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
-    architecture: ArchitectureSettings = Field(default_factory=ArchitectureSettings)
-    data: DataSettings = Field(default_factory=DataSettings)
-    pretrain: PretrainSettings = Field(default_factory=PretrainSettings)
-    sft: SFTSettings = Field(default_factory=SFTSettings)
+    tokenizer: TokenizerConfig = Field(default_factory=TokenizerConfig)
+    architecture: ArchitectureConfig = Field(default_factory=ArchitectureConfig)
+    data: SFTDataConfig = Field(default_factory=SFTDataConfig)
+    pretrain: PretrainConfig = Field(default_factory=PretrainConfig)
+    sft: SFTConfig = Field(default_factory=SFTConfig)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
-from coding_framework.config.model import ArchitectureSettings
+from coding_framework.config.embedded import ArchitectureConfig
 
 
-def qwen2_config(arch: ArchitectureSettings, tokenizer: PreTrainedTokenizerFast) -> Qwen2Config:
+def qwen2_config(arch: ArchitectureConfig, tokenizer: PreTrainedTokenizerFast) -> Qwen2Config:
     return Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=arch.hidden_size,
@@ -27,7 +27,7 @@ def qwen2_config(arch: ArchitectureSettings, tokenizer: PreTrainedTokenizerFast)
     )
 
 
-def init_model(arch: ArchitectureSettings, tokenizer: PreTrainedTokenizerFast, seed: int) -> Qwen2ForCausalLM:
+def init_model(arch: ArchitectureConfig, tokenizer: PreTrainedTokenizerFast, seed: int) -> Qwen2ForCausalLM:
     """A randomly initialised model; the same seed gives the same weights."""
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(qwen2_config(arch, tokenizer))

@@ -12,12 +12,12 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from typer.testing import CliRunner
 
 from coding_framework.config import load_config
+from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.llm import LLMConfig
-from coding_framework.config.model import ModelConfig
+from coding_framework.embedded import bootstrap, cache_root, ensure_embedded_model
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.factory import build_engine
 from coding_framework.llm.local import LocalEngine
-from coding_framework.model import bootstrap, cache_root, ensure_embedded_model
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = {
@@ -38,11 +38,11 @@ TINY = {
 
 
 def test_repo_yaml_is_the_default() -> None:
-    assert load_config(ModelConfig, REPO / "configs" / "model.yaml") == ModelConfig()
+    assert load_config(EmbeddedModelConfig, REPO / "configs" / "model.yaml") == EmbeddedModelConfig()
 
 
 def test_default_architecture_suits_vllm() -> None:
-    arch = ModelConfig().architecture
+    arch = EmbeddedModelConfig().architecture
     assert arch.head_dim >= 32
 
 
@@ -54,7 +54,7 @@ def test_cache_root_env_override(monkeypatch, tmp_path) -> None:
 
 
 def test_key_follows_config_and_data() -> None:
-    base = ModelConfig.model_validate(TINY)
+    base = EmbeddedModelConfig.model_validate(TINY)
     problems = bootstrap.training_problems(base)
     other = base.model_copy(update={"seed": 4})
     assert bootstrap.model_key(base, problems) == bootstrap.model_key(base, list(problems))
@@ -67,7 +67,7 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     cache = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CODING_FRAMEWORK_CACHE", str(cache))
-        path = ensure_embedded_model(ModelConfig.model_validate(TINY), progress=False)
+        path = ensure_embedded_model(EmbeddedModelConfig.model_validate(TINY), progress=False)
     return cache, path
 
 
@@ -105,7 +105,7 @@ def test_second_call_loads_from_cache(built, monkeypatch) -> None:
         raise AssertionError("rebuilt a cached model")
 
     monkeypatch.setattr(bootstrap, "build_embedded_model", no_build)
-    assert ensure_embedded_model(ModelConfig.model_validate(TINY)) == path
+    assert ensure_embedded_model(EmbeddedModelConfig.model_validate(TINY)) == path
 
 
 @pytest.mark.slow
@@ -113,7 +113,7 @@ def test_embedded_spec_builds_an_engine(built, monkeypatch) -> None:
     cache, path = built
     monkeypatch.setenv("CODING_FRAMEWORK_CACHE", str(cache))
     engine = build_engine(
-        LLMConfig(model="embedded", device="cpu", embedded=ModelConfig.model_validate(TINY))
+        LLMConfig(model="embedded", device="cpu", embedded=EmbeddedModelConfig.model_validate(TINY))
     )
     assert isinstance(engine, LocalEngine)
     gen = engine.generate([1, 5, 6], SamplingParams(max_new_tokens=3, temperature=0.0))
@@ -142,7 +142,7 @@ def test_build_is_deterministic(built, tmp_path) -> None:
     from safetensors.torch import load_file
 
     _, path = built
-    config = ModelConfig.model_validate(TINY)
+    config = EmbeddedModelConfig.model_validate(TINY)
     bootstrap.build_embedded_model(config, bootstrap.training_problems(config), tmp_path, progress=False)
     first, again = load_file(path / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     assert first.keys() == again.keys()
