@@ -18,6 +18,7 @@ ADD = Problem(
     entry_point="add",
     prompt_is_code=False,
     test_code="assert add(1, 2) == 3\nassert add(0, 0) == 0\n",
+    source="test",
 )
 SUB = Problem(
     task_id="t/sub",
@@ -25,6 +26,7 @@ SUB = Problem(
     entry_point="sub",
     prompt_is_code=False,
     test_code="assert sub(3, 2) == 1\n",
+    source="test",
 )
 
 
@@ -107,6 +109,7 @@ def test_evaluate_computes_pass_at_k_from_final_grading(tmp_path) -> None:
     report = sup.evaluate([ADD, SUB], n_samples=2, ks=(1, 2), progress=False)
     assert report.problems == 2 and report.n_samples == 2 and len(report.samples) == 4
     assert report.pass_at_k == {"pass@1": pytest.approx((1.0 + 0.5) / 2), "pass@2": pytest.approx(1.0)}
+    assert report.by_family == {"test": 0.75}
     assert report.feedback_from_tests is False and report.agreement == 1.0
     path = report.write_samples(tmp_path / "samples.jsonl")
     rows = [json.loads(line) for line in path.read_text().splitlines()]

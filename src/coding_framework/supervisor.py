@@ -6,7 +6,6 @@ import asyncio
 import json
 import threading
 import uuid
-from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coding_framework.agents.executor import completion_for
 from coding_framework.agents.factory import Agents, build_agents
 from coding_framework.config.graph import WorkflowConfig
-from coding_framework.evaluation.passk import summarize
+from coding_framework.evaluation.episodes import grade, repeat, score
 from coding_framework.evaluation.samples import resolve_source
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
@@ -79,6 +78,9 @@ class EvaluationReport(BaseModel):
     max_rounds: int
     feedback_from_tests: bool
     pass_at_k: dict[str, float]
+    by_family: dict[str, float] = Field(
+        description="Share of passing samples per family: a problem's first tag, else its source."
+    )
     mean_rounds: float
     agreement: float = Field(
         description="Share of samples where the graph's verdict matches the final grading."
@@ -262,26 +264,22 @@ class CodingSupervisor:
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         name, problems = _problems(benchmark, data, split, limit)
-        jobs = [p for p in problems for _ in range(n_samples)]
+        jobs = repeat(problems, n_samples)
         results = run_sync(lambda: self._generate(jobs, progress))
         completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]
-        graded = self.grader.grade_many(
-            [(p, p.completion_program(c)) for p, c in zip(jobs, completions, strict=True)],
-            progress="grading" if progress else False,
-        )
-        by_task: dict[str, list[bool]] = defaultdict(list)
-        samples = []
-        for problem, result, completion, grade in zip(jobs, results, completions, graded, strict=True):
-            by_task[problem.task_id].append(grade.passed)
-            samples.append(
-                {
-                    "task_id": problem.task_id,
-                    "completion": completion,
-                    "passed": grade.passed,
-                    "rounds": result.rounds,
-                    "stop_reason": result.stop_reason,
-                }
-            )
+        programs = [p.completion_program(c) for p, c in zip(jobs, completions, strict=True)]
+        graded = grade(self.grader, jobs, programs, progress=progress)
+        scores = score(jobs, graded, ks)
+        samples = [
+            {
+                "task_id": problem.task_id,
+                "completion": completion,
+                "passed": verdict.passed,
+                "rounds": result.rounds,
+                "stop_reason": result.stop_reason,
+            }
+            for problem, result, completion, verdict in zip(jobs, results, completions, graded, strict=True)
+        ]
         agree = sum(r.passed == g.passed for r, g in zip(results, graded, strict=True))
         return EvaluationReport(
             benchmark=name,
@@ -289,7 +287,8 @@ class CodingSupervisor:
             n_samples=n_samples,
             max_rounds=self.config.graph.max_rounds,
             feedback_from_tests=self.config.graph.max_rounds > 1,
-            pass_at_k=summarize(by_task, ks),
+            pass_at_k=scores.pass_at_k,
+            by_family=scores.by_family,
             mean_rounds=sum(r.rounds for r in results) / len(results),
             agreement=agree / len(results),
             samples=samples,

@@ -39,7 +39,7 @@ def pass_at_k(
 def summarize(
     results_by_task: Mapping[str, Sequence[bool]], ks: Iterable[int] = (1, 10, 100)
 ) -> dict[str, float]:
-    """Mean pass@k over tasks as ``{"pass@k": value}``, only for the k's every task has ``n >= k`` samples for."""
+    """Mean pass@k over tasks as ``{"pass@k": value}``, for each k every task has ``n >= k`` samples for."""
     if not results_by_task:
         return {}
     samples = np.array([len(r) for r in results_by_task.values()])

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_framework.evaluation.passk import summarize
+from coding_framework.evaluation.episodes import grade, pass_at_k_by_task
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
 
@@ -93,7 +92,7 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
 
 def canonical_samples(problems: Sequence[Problem]) -> list[Sample]:
     """Every reference solution as a sample (completions relative to the prompt where the prompt is code)."""
-    out = []
+    out: list[Sample] = []
     for p in problems:
         for solution in p.solutions:
             completion = (
@@ -107,8 +106,9 @@ def grade_samples(
     samples: Sequence[Sample], problems: Sequence[Problem], grader: Grader, progress: bool = True
 ) -> list[ExecutionResult]:
     by_id = {p.task_id: p for p in problems}
-    items = [(by_id[s.task_id], by_id[s.task_id].completion_program(s.completion)) for s in samples]
-    return grader.grade_many(items, progress="grading" if progress else False)
+    tasks = [by_id[s.task_id] for s in samples]
+    programs = [p.completion_program(s.completion) for p, s in zip(tasks, samples, strict=True)]
+    return grade(grader, tasks, programs, progress=progress)
 
 
 def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -> Iterable[dict]:
@@ -127,10 +127,7 @@ def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -
 def pass_at_k(
     samples: Sequence[Sample], results: Sequence[ExecutionResult], ks: Iterable[int] = (1, 10, 100)
 ) -> dict[str, float]:
-    by_task: dict[str, list[bool]] = defaultdict(list)
-    for s, r in zip(samples, results, strict=True):
-        by_task[s.task_id].append(r.passed)
-    return summarize(by_task, ks)
+    return pass_at_k_by_task((s.task_id for s in samples), (r.passed for r in results), ks)
 
 
 def load_problems(benchmark: str, data: str | Path | None) -> list[Problem]:

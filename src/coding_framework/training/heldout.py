@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from coding_framework.agents.executor import AsyncGrader
 from coding_framework.config.graph import WorkflowConfig
-from coding_framework.evaluation.passk import summarize
+from coding_framework.evaluation.episodes import agrade, repeat, score
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
@@ -43,21 +41,16 @@ async def evaluate_heldout(
     programs; pass@1 is the unbiased estimate over each problem's samples."""
     start = time.perf_counter()
     wf = step_workflow(workflow, max_new_tokens, temperature, 1.0, max_rounds=max_rounds)
-    episodes = [p for p in problems for _ in range(samples)]
+    episodes = repeat(problems, samples)
     lockstep = LockstepEngine(engine, seed, len(episodes))
     graph = build_training_graph(wf, grader=grader, engine=lockstep)
     states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in episodes], lockstep)
-    graded = await asyncio.gather(
-        *(grader.agrade(p, final_program(p, s)) for p, s in zip(episodes, states, strict=True))
-    )
-    by_task: dict[str, list[bool]] = defaultdict(list)
-    families: dict[str, list[bool]] = defaultdict(list)
-    for p, r in zip(episodes, graded, strict=True):
-        by_task[p.task_id].append(r.passed)
-        families[p.tags[0] if p.tags else p.source].append(r.passed)
+    programs = [final_program(p, s) for p, s in zip(episodes, states, strict=True)]
+    graded = await agrade(grader, episodes, programs)
+    scores = score(episodes, graded, ks=(1,))
     return HeldoutResult(
-        pass_at_1=summarize(by_task, ks=(1,))["pass@1"],
+        pass_at_1=scores.pass_at_k["pass@1"],
         problems=len(problems),
-        by_family={k: sum(v) / len(v) for k, v in sorted(families.items())},
+        by_family=scores.by_family,
         seconds=time.perf_counter() - start,
     )
