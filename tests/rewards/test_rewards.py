@@ -73,7 +73,7 @@ def test_efficiency_tolerance_must_stay_below_max_ratio(tmp_path):
 
 def test_composite_uses_configured_weights_and_stays_in_range(grader, tmp_path):
     cfg = load_config(RewardConfig, "configs/reward_weights.yaml")
-    assert (cfg.weights.correctness, cfg.weights.style, cfg.weights.efficiency) == (0.7, 0.2, 0.1)
+    assert cfg.weights == {"correctness": 0.7, "style": 0.2, "efficiency": 0.1}
     items = [(TRIANGLE, CLEAN), (TRIANGLE, SLOW), (TRIANGLE, MESSY), (TRIANGLE, WRONG)]
     outs = CompositeReward(cfg, grader).score_batch(items)
     assert all(-1.0 <= o.value <= 1.0 for o in outs)
@@ -92,9 +92,13 @@ def test_bad_weights_are_rejected_with_a_fix(tmp_path):
     bad.write_text("weights: {correctness: 0, style: 0, efficiency: 0}\n")
     with pytest.raises(ConfigError, match="at least one reward weight"):
         load_config(RewardConfig, bad)
-    bad.write_text("weights: {corectness: 1}\n")
-    with pytest.raises(ConfigError, match="unknown key"):
+    bad.write_text("weights: {style: -1}\n")
+    with pytest.raises(ConfigError, match=r"weights\.style: Input should be greater than or equal to 0"):
         load_config(RewardConfig, bad)
+    bad.write_text("weights: {corectness: 1}\n")
+    typo = load_config(RewardConfig, bad)  # the config layer cannot see the reward registry
+    with pytest.raises(ConfigError, match=r"unknown reward 'corectness'; valid rewards: \['correctness', "):
+        CompositeReward(typo)
 
 
 async def test_async_batch_matches_sync(grader):

@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from coding_framework.config.loader import StrictModel
 
-
-class RewardWeights(StrictModel):
-    correctness: float = Field(0.7, ge=0)
-    style: float = Field(0.2, ge=0)
-    efficiency: float = Field(0.1, ge=0)
-
-    @model_validator(mode="after")
-    def _not_all_zero(self) -> RewardWeights:
-        if self.correctness + self.style + self.efficiency <= 0:
-            raise ValueError("at least one reward weight must be positive (defaults: 0.7 / 0.2 / 0.1)")
-        return self
+# Weights of the rewards that ship with the package; a name left out of `weights` keeps its weight here.
+DEFAULT_WEIGHTS: dict[str, float] = {"correctness": 0.7, "style": 0.2, "efficiency": 0.1}
 
 
 class RewardConfig(StrictModel):
-    weights: RewardWeights = Field(default_factory=RewardWeights)
+    """The composite reward's weights and the knobs of each reward."""
+
+    weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=lambda: dict(DEFAULT_WEIGHTS),
+        description="Weight of each reward in the composite, by its registered name "
+        "(`coding_framework.rewards.REWARDS`). Names left out keep their default (correctness 0.7, "
+        "style 0.2, efficiency 0.1; 0 for any other reward); at least one weight must be positive. The "
+        "config layer cannot see the registry, so `CompositeReward` rejects unknown names when it is built.",
+    )
     correctness_mode: Literal["binary", "fraction"] = Field(
         "binary", description="`binary`: 1 only if every test passes; `fraction`: share of tests passed."
     )
@@ -41,6 +40,15 @@ class RewardConfig(StrictModel):
         "(CPU time of the same program varies by tens of percent between runs).",
     )
     clip: float = Field(1.0, gt=0, description="Every reward is clipped to [-clip, clip].")
+
+    @field_validator("weights")
+    @classmethod
+    def _over_defaults(cls, weights: dict[str, float]) -> dict[str, float]:
+        # The defaults' order comes first: the composite sums in this order, never in the YAML's.
+        merged = {**DEFAULT_WEIGHTS, **weights}
+        if not any(w > 0 for w in merged.values()):
+            raise ValueError("at least one reward weight must be positive (defaults: 0.7 / 0.2 / 0.1)")
+        return merged
 
     @model_validator(mode="after")
     def _tolerance_below_max_ratio(self) -> RewardConfig:

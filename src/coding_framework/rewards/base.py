@@ -1,14 +1,20 @@
-"""The interface every reward shares: score a batch of (problem, program) pairs into [-1, 1]."""
+"""The interface every reward shares (score a batch of (problem, program) pairs into [-1, 1]); the registry.
+
+Registry: ``REWARDS`` (a dict), ``register_reward`` (a class decorator) and ``get_reward`` (the getter, whose
+error lists the valid names), like ``training.algorithms``. ``CompositeReward`` builds its parts from it by
+the names in ``RewardConfig.weights``, so a new reward is one module in this package that registers itself.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from coding_framework.config.loader import ConfigError
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems.problem import Problem
@@ -69,3 +75,30 @@ class BaseRewardFunction(ABC):
         if results is None and self.needs_execution:
             results = await asyncio.gather(*(self.grader.agrade(p, prog) for p, prog in items))
         return await asyncio.to_thread(self.score_batch, items, results)
+
+
+R = TypeVar("R", bound=type[BaseRewardFunction])
+REWARDS: dict[str, type[BaseRewardFunction]] = {}
+
+
+def register_reward(name: str) -> Callable[[R], R]:
+    """Register a reward class under ``name``: its ``name`` attribute and its key in ``RewardConfig.weights``.
+
+    The class is built as ``cls(config, grader)``.
+    """
+
+    def decorator(reward: R) -> R:
+        if name in REWARDS and REWARDS[name] is not reward:
+            raise ValueError(f"reward {name!r} is already registered")
+        reward.name = name
+        REWARDS[name] = reward
+        return reward
+
+    return decorator
+
+
+def get_reward(name: str) -> type[BaseRewardFunction]:
+    """The reward class registered as ``name``; the error lists the valid names."""
+    if name not in REWARDS:
+        raise ConfigError(f"unknown reward {name!r}; valid rewards: {sorted(REWARDS)}")
+    return REWARDS[name]

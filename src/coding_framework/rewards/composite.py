@@ -1,4 +1,4 @@
-"""Weighted sum of correctness, style and efficiency; each program runs in the sandbox once."""
+"""Weighted sum of the registered rewards named in the config; each program runs in the sandbox once."""
 
 from __future__ import annotations
 
@@ -6,24 +6,21 @@ from collections.abc import Sequence
 
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
-from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
-from coding_framework.rewards.correctness import CorrectnessReward
-from coding_framework.rewards.efficiency import EfficiencyReward
-from coding_framework.rewards.style import StyleReward
+from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, get_reward
 
 
 class CompositeReward(BaseRewardFunction):
-    """``sum(w_i * r_i) / sum(w_i)``, clipped. Weights come from ``RewardConfig.weights``
-    (``configs/reward_weights.yaml``; default 0.7 / 0.2 / 0.1). Zero-weight parts are not computed."""
+    """``sum(w_i * r_i) / sum(w_i)``, clipped, over the rewards ``RewardConfig.weights`` names
+    (``configs/reward_weights.yaml``; default correctness 0.7, style 0.2, efficiency 0.1), in that dict's
+    order. Each name must be registered (``REWARDS``): an unknown one is a ``ConfigError`` here that lists
+    the valid names. Zero-weight parts are not computed."""
 
     name = "composite"
 
     def __init__(self, config: RewardConfig | None = None, grader: Grader | None = None) -> None:
         super().__init__(config, grader)
         self.parts: dict[str, BaseRewardFunction] = {
-            "correctness": CorrectnessReward(self.config, grader),
-            "style": StyleReward(self.config, grader),
-            "efficiency": EfficiencyReward(self.config, grader),
+            name: get_reward(name)(self.config, grader) for name in self.config.weights
         }
 
     @property
@@ -36,8 +33,7 @@ class CompositeReward(BaseRewardFunction):
     def score_batch(
         self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
     ) -> list[RewardOutput]:
-        weights = self.config.weights.model_dump()
-        active = {name: w for name, w in weights.items() if w > 0}
+        active = {name: w for name, w in self.config.weights.items() if w > 0}
         if results is None:
             results = self.execute(items)
         per_part = {name: self.parts[name].score_batch(items, results) for name in active}

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coding_framework.grading import ExecutionResult
-from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
+from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, register_reward
 
 
+@register_reward("correctness")
 class CorrectnessReward(BaseRewardFunction):
     """``binary``: 1.0 if every test passed, else 0.0. ``fraction``: tests passed / tests counted."""
-
-    name = "correctness"
 
     def score_batch(
         self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None

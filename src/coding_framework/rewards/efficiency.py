@@ -9,20 +9,19 @@ from collections.abc import Sequence
 
 from coding_framework.grading import ExecutionResult
 from coding_framework.problems.problem import Problem
-from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
+from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, register_reward
 
 # Below this, CPU time is loading and accounting granularity, not the algorithm: both sides count as equal.
 MIN_TIME_S = 5e-3
 
 
+@register_reward("efficiency")
 class EfficiencyReward(BaseRewardFunction):
     """For a passing program: 1.0 up to ``efficiency_tolerance`` times the reference's runtime, -1.0 at
     ``efficiency_max_ratio`` times it, log-linear in between. Failing programs score 0: correctness already
     penalises them. Reference timings are measured once per problem and cached: the median of ``repeats``
     runs, so that one run of the reference code itself lands on either side of it.
     """
-
-    name = "efficiency"
 
     def __init__(self, *args, repeats: int = 3, **kwargs) -> None:
         super().__init__(*args, **kwargs)

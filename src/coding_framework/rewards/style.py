@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from coding_framework.grading import ExecutionResult
-from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip
+from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, register_reward
 
 # pycodestyle errors/warnings, pyflakes, bugbear, simplifications and naming: what a reviewer would flag.
 RUFF_RULES = "E,W,F,B,SIM,N,UP,C4"
@@ -55,10 +55,10 @@ def lint(programs: Sequence[str]) -> list[list[dict]]:
         return [findings[str(p)] for p in paths]
 
 
+@register_reward("style")
 class StyleReward(BaseRewardFunction):
     """1.0 for no findings, falling linearly to -1.0 at ``style_max_issues``; a syntax error scores -1."""
 
-    name = "style"
     needs_execution = False
 
     def score_batch(
