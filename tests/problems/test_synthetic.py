@@ -14,7 +14,7 @@ from coding_framework.problems import (
     reserved_split,
     synthetic_split,
 )
-from coding_framework.problems.synthetic import get_family
+from coding_framework.problems.synthetic import get_family, register_family
 
 
 def _const(problem) -> str:
@@ -29,10 +29,17 @@ def test_registry_has_at_least_ten_families_of_varied_difficulty() -> None:
 
 
 def test_unknown_family_lists_the_valid_names() -> None:
-    with pytest.raises(KeyError, match="add_constant"):
+    with pytest.raises(ValueError, match=r"unknown synthetic family 'nope'; valid families: \['add_cons"):
         get_family("nope")
-    with pytest.raises(KeyError, match="unknown synthetic family"):
+    with pytest.raises(ValueError, match="unknown synthetic family"):
         generate_instances("nope", 3)
+
+
+def test_a_duplicate_family_name_is_rejected() -> None:
+    existing = FAMILIES["add_constant"]
+    with pytest.raises(ValueError, match="synthetic family 'add_constant' is already registered"):
+        register_family("add_constant", "hard", ["lists"], range(3))(FAMILIES["count_char"].build)
+    assert FAMILIES["add_constant"] is existing
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

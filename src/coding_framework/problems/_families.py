@@ -48,11 +48,22 @@ FAMILIES: dict[str, Family] = {}
 def register_family(
     name: str, difficulty: Difficulty, tags: Sequence[str], domain: Sequence[Any]
 ) -> Callable[[Builder], Builder]:
+    """Register the decorated builder as family ``name``; a name can be registered once."""
+
     def wrap(build: Builder) -> Builder:
+        if name in FAMILIES and FAMILIES[name].build is not build:
+            raise ValueError(f"synthetic family {name!r} is already registered")
         FAMILIES[name] = Family(name, difficulty, tuple(tags), tuple(domain), build)
         return build
 
     return wrap
+
+
+def get_family(name: str) -> Family:
+    """The registered family called ``name``; the error lists the valid names."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown synthetic family {name!r}; valid families: {sorted(FAMILIES)}")
+    return FAMILIES[name]
 
 
 def _code(text: str) -> str:
@@ -61,7 +72,7 @@ def _code(text: str) -> str:
 
 
 def _asserts(name: str, fn: Callable[..., Any], cases: Sequence[tuple[Any, ...]]) -> list[str]:
-    """One assert per case, expected values from ``fn``; predicates read ``assert f(x)`` / ``assert not f(x)``."""
+    """One assert per case, expected from ``fn``; predicates: ``assert f(x)`` or ``assert not f(x)``."""
     out = []
     for args in cases:
         call, expected = f"{name}({', '.join(map(repr, args))})", fn(*args)
@@ -257,7 +268,7 @@ _SEPARATORS = (
 @register_family("reverse_words_join", "medium", ["strings"], _SEPARATORS)
 def _reverse_words_join(rng: random.Random, sep: str) -> Instance:
     name = rng.choice(["reverse_words", "join_reversed", "backwards_words"])
-    p = rng.choice(_STR_ARGS + ("sentence",))
+    p = rng.choice((*_STR_ARGS, "sentence"))
     sentences = [_sentence(rng), _sentence(rng), "", _word(rng), f"  {_sentence(rng, 2, 3)}  "]
     return Instance(
         name,
@@ -334,7 +345,7 @@ def _pad_left(rng: random.Random, width: int) -> Instance:
 @register_family("caesar_shift", "hard", ["strings", "encoding"], range(1, 26))
 def _caesar_shift(rng: random.Random, k: int) -> Instance:
     name = rng.choice([f"shift_letters_{k}", f"caesar_{k}", f"rotate_letters_by_{k}"])
-    p = rng.choice(_STR_ARGS + ("message",))
+    p = rng.choice((*_STR_ARGS, "message"))
 
     def shift(s: str) -> str:
         return "".join(chr((ord(ch) - 97 + k) % 26 + 97) if "a" <= ch <= "z" else ch for ch in s)

@@ -20,18 +20,19 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from coding_framework.problems._families import FAMILIES, Family, Instance
+from coding_framework.problems._families import FAMILIES, Family, Instance, get_family, register_family
 from coding_framework.problems.builtin import humaneval_prompt
 from coding_framework.problems.problem import Problem
 
-__all__ = ["FAMILIES", "Family", "generate_instances", "get_family", "reserved_split", "synthetic_split"]
-
-
-def get_family(name: str) -> Family:
-    """The registered family called ``name``; the error lists the valid names."""
-    if name not in FAMILIES:
-        raise KeyError(f"unknown synthetic family {name!r}; choose one of {', '.join(sorted(FAMILIES))}")
-    return FAMILIES[name]
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "generate_instances",
+    "get_family",
+    "register_family",
+    "reserved_split",
+    "synthetic_split",
+]
 
 
 def generate_instances(
