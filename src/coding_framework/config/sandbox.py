@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 from pydantic import Field
 
@@ -39,15 +38,18 @@ class ResourceLimits(StrictModel):
 class SandboxConfig(StrictModel):
     """How and where untrusted code runs."""
 
-    backend: Literal["process", "docker"] = Field(
+    backend: str = Field(
         "process",
-        description="`process`: bwrap-isolated fork server (default). `docker`: one container per worker.",
+        description="A registered sandbox backend (`coding_framework.sandbox.backends.BACKENDS`), checked "
+        "when the Sandbox is built: `process`: bwrap-isolated fork server (default); `docker`: one container "
+        "per worker.",
     )
     workers: int | None = Field(
         None,
         ge=1,
         le=256,
-        description="Concurrent sandboxes; defaults to 8 x CPU cores, at most 64: a run that waits (on a timeout, on I/O) holds a worker, not a core.",
+        description="Concurrent sandboxes; defaults to 8 x CPU cores, at most 64: a run that waits (on a "
+        "timeout, on I/O) holds a worker, not a core.",
     )
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     docker_image: str = Field("python:3.11-slim", description="Image for the docker backend; needs python3.")

@@ -15,25 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 from coding_framework.config.sandbox import SandboxConfig
 from coding_framework.logs import get_logger
-from coding_framework.sandbox.backends.base import BackendUnavailable, Worker, WorkerDied, WorkerTimeout
+from coding_framework.sandbox.backends import get_backend
+from coding_framework.sandbox.backends.base import Worker, WorkerDied, WorkerTimeout
 from coding_framework.sandbox.job import Job
 from coding_framework.sandbox.result import ExecutionResult, from_judge
 
 log = get_logger(__name__)
 START_TIMEOUT_S = 30.0
 HOST_GRACE_S = 5.0
-
-
-def _make_worker(config: SandboxConfig) -> Worker:
-    if config.backend == "process":
-        from coding_framework.sandbox.backends.bwrap import BwrapWorker
-
-        return BwrapWorker(config)
-    if config.backend == "docker":
-        from coding_framework.sandbox.backends.docker import DockerWorker
-
-        return DockerWorker(config)
-    raise BackendUnavailable(f"unknown sandbox backend {config.backend!r}; choose 'process' or 'docker'")
 
 
 class _Slot:
@@ -43,10 +32,14 @@ class _Slot:
 
 
 class Sandbox:
-    """Runs :class:`Job` s in isolated workers. Thread-safe; use as a context manager or call close()."""
+    """Runs :class:`Job` s in isolated workers. Thread-safe; use as a context manager or call close().
+
+    An unknown ``config.backend`` is a ``ConfigError`` here, listing the registered backends.
+    """
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
+        self._backend = get_backend(self.config.backend)
         self.size = self.config.effective_workers
         self._idle: queue.LifoQueue[_Slot] = queue.LifoQueue()
         self._slots = [_Slot() for _ in range(self.size)]
@@ -73,7 +66,7 @@ class Sandbox:
 
     def _ensure_started(self, slot: _Slot) -> Worker:
         if slot.worker is None:
-            worker = _make_worker(self.config)
+            worker = self._backend(self.config)
             worker.start(START_TIMEOUT_S)
             slot.worker, slot.jobs = worker, 0
         return slot.worker

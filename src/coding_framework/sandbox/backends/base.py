@@ -7,8 +7,10 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from coding_framework.config.loader import ConfigError
+from coding_framework.config.sandbox import SandboxConfig
 from coding_framework.sandbox.judge import wire
 
 JUDGE_DIR = Path(__file__).resolve().parent.parent / "judge"
@@ -49,9 +51,12 @@ def read_exact_fd(
 
 
 class Worker(ABC):
-    """One long-lived judge process (a fork server) inside its own sandbox."""
+    """One long-lived judge process (a fork server) inside its own sandbox, built from the sandbox config."""
 
     isolation: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self.config = config
 
     @abstractmethod
     def start(self, timeout_s: float) -> None: ...
@@ -91,3 +96,26 @@ class Worker(ABC):
         if not isinstance(report, dict):
             raise WorkerDied("the sandbox worker exited")
         return report
+
+
+W = TypeVar("W", bound=type[Worker])
+BACKENDS: dict[str, type[Worker]] = {}
+
+
+def register_backend(name: str) -> Callable[[W], W]:
+    """Register a :class:`Worker` class as the backend ``SandboxConfig.backend`` calls ``name``."""
+
+    def decorator(worker: W) -> W:
+        if name in BACKENDS and BACKENDS[name] is not worker:
+            raise ValueError(f"sandbox backend {name!r} is already registered")
+        BACKENDS[name] = worker
+        return worker
+
+    return decorator
+
+
+def get_backend(name: str) -> type[Worker]:
+    """The worker class registered as ``name``; the error lists the valid names."""
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown sandbox backend {name!r}; valid backends: {sorted(BACKENDS)}")
+    return BACKENDS[name]

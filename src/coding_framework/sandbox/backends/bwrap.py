@@ -22,6 +22,7 @@ from coding_framework.sandbox.backends.base import (
     BackendUnavailable,
     Worker,
     read_exact_fd,
+    register_backend,
 )
 
 
@@ -107,6 +108,7 @@ def build_command(config: SandboxConfig) -> list[str]:
     return cmd
 
 
+@register_backend("process")
 class BwrapWorker(Worker):
     isolation: ClassVar[dict[str, Any]] = {
         "backend": "process",
@@ -116,9 +118,10 @@ class BwrapWorker(Worker):
     }
 
     def __init__(self, config: SandboxConfig) -> None:
+        super().__init__(config)
         self._cmd = build_command(config)
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- open for the worker's whole life
 
     def start(self, timeout_s: float) -> None:
         self._stderr.seek(0)

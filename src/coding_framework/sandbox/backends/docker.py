@@ -20,6 +20,7 @@ from coding_framework.sandbox.backends.base import (
     BackendUnavailable,
     Worker,
     WorkerTimeout,
+    register_backend,
 )
 
 _HEADER = struct.Struct(">BxxxI")
@@ -38,6 +39,7 @@ def docker_client() -> Any:
     return client
 
 
+@register_backend("docker")
 class DockerWorker(Worker):
     isolation: ClassVar[dict[str, Any]] = {
         "backend": "docker",
@@ -47,16 +49,16 @@ class DockerWorker(Worker):
     }
 
     def __init__(self, config: SandboxConfig) -> None:
-        self._config = config
+        super().__init__(config)
         self._client = docker_client()
         self._container: Any = None
         self._sock: socket.socket | None = None
         self._pending = b""
 
     def start(self, timeout_s: float) -> None:
-        limits = self._config.limits
+        limits = self.config.limits
         self._container = self._client.containers.run(
-            self._config.docker_image,
+            self.config.docker_image,
             ["python3", "-I", "-S", "-c", JUDGE_BOOT],
             detach=True,
             stdin_open=True,
