@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -85,3 +87,25 @@ def test_weights_keep_their_defaults_and_the_defaults_order() -> None:
     assert list(reordered.weights.items()) == [
         ("correctness", 1.0), ("style", 0.2), ("efficiency", 0.0), ("brevity", 1.0),
     ]
+
+
+def test_a_module_in_the_package_registers_without_any_other_edit(tmp_path) -> None:
+    (tmp_path / "shortness.py").write_text(
+        "from coding_framework.rewards.base import register_reward\n"
+        "from coding_framework.rewards.correctness import CorrectnessReward\n\n\n"
+        "@register_reward('shortness')\n"
+        "class ShortnessReward(CorrectnessReward):\n"
+        "    pass\n"
+    )
+    script = (  # a fresh interpreter imports the package with tmp_path as one more of its folders
+        "import importlib.util, sys\n"
+        "spec = importlib.util.find_spec('coding_framework.rewards')\n"
+        f"spec.submodule_search_locations.append({str(tmp_path)!r})\n"
+        "rewards = sys.modules[spec.name] = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(rewards)\n"
+        "from coding_framework.config import RewardConfig\n"
+        "parts = rewards.CompositeReward(RewardConfig(weights={'shortness': 1.0})).parts\n"
+        "print(type(parts['shortness']).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ShortnessReward"
