@@ -14,7 +14,7 @@ from coding_framework.rewards.style import StyleReward
 
 class CompositeReward(BaseRewardFunction):
     """``sum(w_i * r_i) / sum(w_i)``, clipped. Weights come from ``RewardConfig.weights``
-    (``configs/reward_weights.yaml``; default 0.7 / 0.2 / 0.1). Zero-weight parts are not computed."""
+    (the shipped ``reward_weights`` config; default 0.7 / 0.2 / 0.1). Zero-weight parts are not computed."""
 
     name = "composite"
 
