@@ -1,6 +1,6 @@
 """PPO, GRPO, RLOO, REINFORCE++ and DAPO on the same budget: reward curves and final held-out pass@1.
 
-Reproduce:  .venv/bin/python benchmarks/algorithms_compare.py --config configs/grpo_basic.yaml --steps 12
+Reproduce:  .venv/bin/python benchmarks/algorithms_compare.py --config grpo_basic --steps 12
 
 Every algorithm trains from the same model with the same config (problems, group size, tokens, LR, KL,
 seed; only ``algorithm`` changes, with each registry spec's own defaults: PPO's critic, DAPO's
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     from coding_framework.config.training import TrainingConfig
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", type=Path, default=ROOT / "configs" / "grpo_basic.yaml")
+    ap.add_argument("--config", default="grpo_basic", help="a training YAML path or a shipped config's name")
     ap.add_argument("--steps", type=int, default=None, help="override the config's steps")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--algorithms", nargs="+", default=list(ORDER), choices=ORDER)

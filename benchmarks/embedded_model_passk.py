@@ -110,7 +110,9 @@ def evaluate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=ROOT / "configs" / "model.yaml")
+    parser.add_argument(
+        "--config", default="embedded_model", help="a model YAML path or a shipped config's name"
+    )
     parser.add_argument("--n-per-family", type=int, default=40, help="synthetic_split n_per_family")
     parser.add_argument("--samples", type=int, default=8, help="sampled answers per problem (temperature 1)")
     parser.add_argument("--k", type=int, default=8)

@@ -38,7 +38,7 @@ TINY = {
 
 
 def test_repo_yaml_is_the_default() -> None:
-    assert load_config(EmbeddedModelConfig, REPO / "configs" / "model.yaml") == EmbeddedModelConfig()
+    assert load_config(EmbeddedModelConfig, "embedded_model") == EmbeddedModelConfig()
 
 
 def test_default_architecture_suits_vllm() -> None:

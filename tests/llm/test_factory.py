@@ -62,7 +62,7 @@ def test_openai_needs_base_url() -> None:
 
 
 def test_repo_yaml_loads(repo_root) -> None:
-    cfg = load_config(LLMConfig, repo_root / "configs" / "llm.yaml")
+    cfg = load_config(LLMConfig, "llm")
     assert cfg == LLMConfig()
 
 

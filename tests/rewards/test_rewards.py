@@ -72,7 +72,7 @@ def test_efficiency_tolerance_must_stay_below_max_ratio(tmp_path):
 
 
 def test_composite_uses_configured_weights_and_stays_in_range(grader, tmp_path):
-    cfg = load_config(RewardConfig, "configs/reward_weights.yaml")
+    cfg = load_config(RewardConfig, "reward_weights")
     assert cfg.weights == {"correctness": 0.7, "style": 0.2, "efficiency": 0.1}
     items = [(TRIANGLE, CLEAN), (TRIANGLE, SLOW), (TRIANGLE, MESSY), (TRIANGLE, WRONG)]
     outs = CompositeReward(cfg, grader).score_batch(items)

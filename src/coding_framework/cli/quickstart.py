@@ -13,12 +13,15 @@ from coding_framework.cli.output import fail, print_result_line
 
 @app.command()
 def quickstart(
-    seed: Annotated[int, typer.Option(help="Seeds problem order, sampling and updates.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="Seeds problem order, sampling and updates (default: the config's).")
+    ] = None,
     run_dir: Annotated[
         Path | None, typer.Option(help="Run directory (default: runs/quickstart-seed<N>-<time>).")
     ] = None,
     config: Annotated[
-        Path | None, typer.Option(help="Training YAML (default: configs/quickstart.yaml).")
+        str | None,
+        typer.Option(help="Training YAML: a path or a shipped name (default: shipped quickstart)."),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars (stderr).")] = True,
 ) -> None:
@@ -37,7 +40,7 @@ def quickstart(
 
     try:
         cfg = quickstart_config(config, seed)
-        result = run_quickstart(cfg, run_dir or default_run_dir(seed), progress=progress)
+        result = run_quickstart(cfg, run_dir or default_run_dir(cfg.seed), progress=progress)
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
         fail(str(exc))
     console = Console()

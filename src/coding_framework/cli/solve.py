@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 
 from coding_framework.cli.main import app
 from coding_framework.cli.output import fail, print_result_line
 
-_DEFAULT_AGENTS = Path("configs/agents.yaml")
-_DEFAULT_GRAPH = Path("configs/graph.yaml")
+if TYPE_CHECKING:
+    from coding_framework.config.graph import WorkflowConfig
+    from coding_framework.problems import Problem
 
 
-def read_problem(path: Path) -> Any:
+def read_problem(path: Path) -> Problem | str:
     """A Problem from a JSON/YAML mapping, else the file's text as a free-text problem."""
     import yaml
     from pydantic import ValidationError
@@ -45,28 +46,33 @@ def read_problem(path: Path) -> Any:
 
 
 def workflow_config(
-    agents: Path | None,
-    graph: Path | None,
-    sandbox: Path | None,
-    model: str | None,
-    reviewer: str | None,
-    max_rounds: int | None,
-    checkpoint_db: Path | None,
-) -> Any:
-    from coding_framework.config.graph import WorkflowConfig
+    agents: str | None = None,
+    graph: str | None = None,
+    sandbox: str | None = None,
+    *,
+    model: str | None = None,
+    reviewer: str | None = None,
+    max_rounds: int | None = None,
+    checkpoint_db: Path | None = None,
+) -> WorkflowConfig:
+    """The workflow from three YAMLs (paths or shipped names; unset: the shipped `agents`, `graph` and
+    `sandbox` configs), then the flags the user gave."""
+    from coding_framework.config import SandboxConfig, load_config, shipped_config
+    from coding_framework.config.agents import AgentsConfig, ReviewerBackend
+    from coding_framework.config.graph import GraphConfig, WorkflowConfig
 
-    config = WorkflowConfig.load(
-        agents or (_DEFAULT_AGENTS if _DEFAULT_AGENTS.is_file() else None),
-        graph or (_DEFAULT_GRAPH if _DEFAULT_GRAPH.is_file() else None),
-        sandbox,
+    config = WorkflowConfig(
+        agents=load_config(AgentsConfig, agents if agents is not None else shipped_config("agents")),
+        graph=load_config(GraphConfig, graph if graph is not None else shipped_config("graph")),
+        sandbox=load_config(SandboxConfig, sandbox if sandbox is not None else shipped_config("sandbox")),
     )
     if model is not None:
         config.agents.model = model
         config.agents.generator.model = config.agents.reviewer.model = None
     if reviewer is not None:
-        if reviewer not in ("static", "llm", "none"):
+        if reviewer not in get_args(ReviewerBackend):
             raise ValueError(f"--reviewer must be static, llm or none, not {reviewer!r}")
-        config.agents.reviewer.backend = reviewer
+        config.agents.reviewer.backend = cast(ReviewerBackend, reviewer)
     if max_rounds is not None:
         config.graph.max_rounds = max_rounds
     if checkpoint_db is not None:
@@ -109,19 +115,19 @@ def solve(
         str | None,
         typer.Option(
             help="Backend for every LLM role: embedded | local:/path | openai:http://host:port/v1@model "
-            "(default: configs/agents.yaml)."
+            "(default: the agents config's)."
         ),
     ] = None,
     reviewer: Annotated[str | None, typer.Option(help="Reviewer backend: static | llm | none.")] = None,
     max_rounds: Annotated[int | None, typer.Option(min=1, help="Most drafts before giving up.")] = None,
     agents_config: Annotated[
-        Path | None, typer.Option(help="Agents YAML (default: configs/agents.yaml if present).")
+        str | None, typer.Option(help="Agents YAML: a path or a shipped name (default: shipped agents).")
     ] = None,
     graph_config: Annotated[
-        Path | None, typer.Option(help="Graph YAML (default: configs/graph.yaml if present).")
+        str | None, typer.Option(help="Graph YAML: a path or a shipped name (default: shipped graph).")
     ] = None,
     sandbox_config: Annotated[
-        Path | None, typer.Option(help="Sandbox YAML (default: built-in defaults).")
+        str | None, typer.Option(help="Sandbox YAML: a path or a shipped name (default: shipped sandbox).")
     ] = None,
     checkpoint_db: Annotated[
         Path | None, typer.Option(help="SQLite file to checkpoint the run in (resumable).")
@@ -139,11 +145,17 @@ def solve(
     if (problem is None) == (problem_file is None):
         fail('give the problem as text ("...") or with --problem-file FILE, not both')
     try:
-        task = read_problem(problem_file) if problem_file is not None else problem
+        task = read_problem(problem_file) if problem_file is not None else problem or ""
         if isinstance(task, str) and not task.strip():
             fail("the problem text is empty")
         config = workflow_config(
-            agents_config, graph_config, sandbox_config, model, reviewer, max_rounds, checkpoint_db
+            agents_config,
+            graph_config,
+            sandbox_config,
+            model=model,
+            reviewer=reviewer,
+            max_rounds=max_rounds,
+            checkpoint_db=checkpoint_db,
         )
         with CodingSupervisor(config) as supervisor:
             result = supervisor.solve(task)

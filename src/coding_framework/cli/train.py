@@ -20,8 +20,11 @@ def train(
         str | None, typer.Option(help="grpo | ppo | rloo | reinforce_pp | dapo (default: the config's).")
     ] = None,
     config: Annotated[
-        Path | None,
-        typer.Option(help="Training YAML, e.g. configs/grpo_basic.yaml (default: built-in defaults)."),
+        str | None,
+        typer.Option(
+            help="Training YAML: a path or a shipped name, e.g. grpo_basic (default: TrainingConfig's "
+            "defaults)."
+        ),
     ] = None,
     resume: Annotated[
         bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir.")

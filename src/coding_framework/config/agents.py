@@ -65,7 +65,7 @@ class ReviewerConfig(StrictModel):
 
 
 class AgentsConfig(StrictModel):
-    """All three roles. YAML defaults: `configs/agents.yaml`."""
+    """All three roles. YAML defaults: the shipped `agents` config."""
 
     model: str = Field("embedded", description="Default backend spec for every LLM-backed role.")
     generator: GeneratorConfig = Field(default_factory=GeneratorConfig)

@@ -15,7 +15,7 @@ ReviewPolicy = Literal["on_failure", "always", "never"]
 
 
 class GraphConfig(StrictModel):
-    """Routing and stopping. YAML defaults: `configs/graph.yaml`.
+    """Routing and stopping. YAML defaults: the shipped `graph` config.
 
     An episode stops after the first draft that passes every test, after `max_rounds` drafts, or once
     the LLM calls of the episode have used `max_tokens` tokens (prompt + completion, as the backend
@@ -55,7 +55,7 @@ class WorkflowConfig(StrictModel):
         graph: str | Path | None = None,
         sandbox: str | Path | None = None,
     ) -> WorkflowConfig:
-        """Read each part from its YAML file (e.g. `configs/agents.yaml`); a missing path keeps defaults."""
+        """Read each part from its YAML (a path or a shipped name, e.g. `agents`); None keeps defaults."""
         return cls(
             agents=load_config(AgentsConfig, agents),
             graph=load_config(GraphConfig, graph),

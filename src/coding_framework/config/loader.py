@@ -1,18 +1,24 @@
-"""Load YAML files into validated pydantic models with errors that say how to fix them."""
+"""Load YAML files into validated pydantic models with errors that say how to fix them.
+
+A config is named by a path or, when no such file exists, by the name of a shipped config
+(`grpo_basic`, `quickstart.yaml`, ...; see `config/shipped.py`).
+"""
 
 from __future__ import annotations
 
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from coding_framework.config.errors import ConfigError
+from coding_framework.config.shipped import resolve_config
+
+__all__ = ["ConfigError", "StrictModel", "load_config"]
+
 M = TypeVar("M", bound=BaseModel)
-
-
-class ConfigError(ValueError):
-    """A configuration file or value is invalid; the message names the file, the field and the fix."""
 
 
 class StrictModel(BaseModel):
@@ -30,31 +36,46 @@ def _format_errors(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    *parents, leaf = key.split(".")
+    for part in parents:
+        if not isinstance(data.get(part), dict):
+            data[part] = {}
+        data = data[part]
+    data[leaf] = value
+
+
 def load_config(
     model: type[M],
-    path: str | Path | None = None,
+    path: str | Path | Traversable | None = None,
     overrides: dict[str, Any] | None = None,
     section: str | None = None,
 ) -> M:
-    """Build ``model`` from an optional YAML file (optionally one top-level ``section`` of it) and overrides."""
+    """Build ``model`` from an optional YAML file (optionally one top-level ``section`` of it) and overrides.
+
+    ``path`` is a file or a shipped config's name (see `resolve_config`), or a shipped config's file
+    (`shipped_config`); None keeps the model's defaults. An override key may be dotted
+    (``limits.timeout_s``) to set one nested field. Overrides whose value is None are skipped, so flags
+    the user did not give leave the file's values alone.
+    """
     data: dict[str, Any] = {}
     source = "<defaults>"
     if path is not None:
-        p = Path(path)
-        source = str(p)
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
+        file = resolve_config(path) if isinstance(path, str | Path) else path
+        source = str(file)
         try:
-            loaded = yaml.safe_load(p.read_text()) or {}
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{p} is not valid YAML: {exc}") from exc
+            raise ConfigError(f"{source} is not valid YAML: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise ConfigError(f"{p} must contain a mapping at the top level, got {type(loaded).__name__}")
+            kind = type(loaded).__name__
+            raise ConfigError(f"{source} must contain a mapping at the top level, got {kind}")
         if section is not None:
             loaded = loaded.get(section, {}) or {}
         data.update(loaded)
-    if overrides:
-        data.update({k: v for k, v in overrides.items() if v is not None})
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(data, key, value)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -1,4 +1,4 @@
-"""RL training configuration: one nested, validated model per component. YAML: `configs/*_basic.yaml`.
+"""RL training configuration: one nested, validated model per component. YAML: shipped `*_basic`.
 
 Every field is documented once, here. The algorithm name is checked against the training registry when
 a trainer is built (this layer cannot import it); its error lists the valid names.

@@ -11,9 +11,9 @@ from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput
 
 class CompositeReward(BaseRewardFunction):
     """``sum(w_i * r_i) / sum(w_i)``, clipped, over the rewards ``RewardConfig.weights`` names
-    (``configs/reward_weights.yaml``; default correctness 0.7, style 0.2, efficiency 0.1), in that dict's
-    order. Each name must be registered (``REWARDS``): an unknown one is a ``ConfigError`` here that lists
-    the valid names. Zero-weight parts are not computed."""
+    (the shipped ``reward_weights`` config; default correctness 0.7, style 0.2, efficiency 0.1), in that
+    dict's order. Each name must be registered (``REWARDS``): an unknown one is a ``ConfigError`` here that
+    lists the valid names. Zero-weight parts are not computed."""
 
     name = "composite"
 

@@ -15,11 +15,12 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from coding_framework.config.loader import load_config
+from coding_framework.config.shipped import shipped_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.training.results import TrainingResults
 from coding_framework.training.trainer import Trainer
 
-DEFAULT_CONFIG = Path("configs/quickstart.yaml")
+DEFAULT_CONFIG = "quickstart"  # the shipped config's name
 
 
 class QuickstartResult(BaseModel):
@@ -74,8 +75,11 @@ class QuickstartResult(BaseModel):
         return table
 
 
-def quickstart_config(path: Path | None = None, seed: int | None = None) -> TrainingConfig:
-    config = load_config(TrainingConfig, path or DEFAULT_CONFIG, overrides={"seed": seed})
+def quickstart_config(path: str | Path | None = None, seed: int | None = None) -> TrainingConfig:
+    """The training YAML ``path`` (a file or a shipped name; unset: the shipped quickstart), seed
+    overridden when given, with the baseline evaluation switched on (it is the "before")."""
+    source = path if path is not None else shipped_config(DEFAULT_CONFIG)
+    config = load_config(TrainingConfig, source, overrides={"seed": seed})
     return config.model_copy(update={"eval": config.eval.model_copy(update={"baseline": True})})
 
 

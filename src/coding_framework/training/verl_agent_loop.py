@@ -22,8 +22,8 @@ Use it (the module must be importable on every worker, e.g. ``pip install -e .``
       actor_rollout_ref.rollout.agent.default_agent_loop=coding_framework \\
       actor_rollout_ref.rollout.prompt_length=1024 actor_rollout_ref.rollout.response_length=4096 \\
       algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=8 \\
-      +coding_framework.agents=configs/agents.yaml +coding_framework.graph=configs/graph.yaml \\
-      +coding_framework.sandbox=configs/sandbox.yaml +coding_framework.rewards=configs/reward_weights.yaml
+      +coding_framework.agents=agents +coding_framework.graph=graph \\
+      +coding_framework.sandbox=sandbox +coding_framework.rewards=reward_weights
 
 Sampling (temperature, top-p, top-k) follows verl's rollout config, as its trainer assumes; the
 Generator's ``max_new_tokens`` and stop strings still apply, capped so the whole multi-turn response
