@@ -305,7 +305,7 @@ class CodingSupervisor:
 
     def train_agents(
         self,
-        algorithm: str = "grpo",
+        algorithm: str | None = None,
         episodes: int | None = None,
         *,
         config: TrainingConfig | str | Path | None = None,
@@ -316,8 +316,9 @@ class CodingSupervisor:
     ) -> TrainingResults:
         """RL-train the Generator through this workflow (see ``coding_framework.training.trainer``).
 
-        ``config`` is a ``TrainingConfig`` or a YAML path (default: this supervisor's workflow with the
-        training defaults); ``episodes`` sets the steps to ``ceil(episodes / (problems_per_step *
+        ``config`` is a ``TrainingConfig``, a YAML path or a shipped config's name (e.g. ``ppo_basic``;
+        default: this supervisor's workflow with the training defaults); ``algorithm`` and ``seed`` replace
+        the config's when given; ``episodes`` sets the steps to ``ceil(episodes / (problems_per_step *
         group_size))``. Afterwards ``solve``/``evaluate`` use the trained model.
         """
         from coding_framework.config import load_config

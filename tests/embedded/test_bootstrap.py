@@ -11,7 +11,6 @@ import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from typer.testing import CliRunner
 
-from coding_framework.config import load_config
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.llm import LLMConfig
 from coding_framework.embedded import bootstrap, cache_root, ensure_embedded_model
@@ -19,7 +18,6 @@ from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.factory import build_engine
 from coding_framework.llm.local import LocalEngine
 
-REPO = Path(__file__).resolve().parents[2]
 TINY = {
     "seed": 3,
     "tokenizer": {"vocab_size": 600, "corpus_mb": 0.2, "problem_text_repeats": 1},
@@ -35,10 +33,6 @@ TINY = {
     "pretrain": {"steps": 2, "batch_size": 2, "seq_len": 64, "warmup_steps": 1},
     "sft": {"steps": 2, "batch_size": 2, "warmup_steps": 1, "max_seq_len": 2048},
 }
-
-
-def test_repo_yaml_is_the_default() -> None:
-    assert load_config(EmbeddedModelConfig, "embedded_model") == EmbeddedModelConfig()
 
 
 def test_default_architecture_suits_vllm() -> None:

@@ -41,10 +41,3 @@ def engine(tiny_model, tiny_tokenizer):
 @pytest.fixture
 def encode(tiny_tokenizer):
     return lambda text: tiny_tokenizer(text, add_special_tokens=False)["input_ids"]
-
-
-@pytest.fixture(scope="session")
-def repo_root():
-    from pathlib import Path
-
-    return Path(__file__).resolve().parents[2]

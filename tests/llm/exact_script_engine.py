@@ -1,4 +1,4 @@
-"""A TokenEngine fake that generates the exact tokenization of scripted texts, each with a given finish reason."""
+"""A TokenEngine fake that generates the exact tokenization of scripted texts, each with its finish reason."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.config import ConfigError, load_config
+from coding_framework.config import ConfigError
 from coding_framework.config.llm import LLMConfig, parse_llm_spec
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.llm.chat_model import EngineChatModel
@@ -59,11 +59,6 @@ def test_from_spec_keeps_overrides() -> None:
 def test_openai_needs_base_url() -> None:
     with pytest.raises(ValueError, match="base_url"):
         LLMConfig(backend="openai", model="m")
-
-
-def test_repo_yaml_loads(repo_root) -> None:
-    cfg = load_config(LLMConfig, "llm")
-    assert cfg == LLMConfig()
 
 
 @pytest.fixture
