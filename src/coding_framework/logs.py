@@ -32,7 +32,8 @@ def configure_logging(level: str = "INFO", json: bool = False) -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
+        # structlog only calls write() and flush() on `file`; its TextIO annotation asks for more.
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
     _configured = True

@@ -1,4 +1,5 @@
-"""A TokenEngine fake that generates the exact tokenization of scripted texts, each with its finish reason."""
+"""A TokenEngine fake that generates the exact tokenization of scripted texts, each with a given finish
+reason."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ def _decode(model, cache, ids: torch.Tensor, steps: int, select: torch.Tensor | 
     for _ in range(steps):
         tok = logits[-1].argmax(-1, keepdim=True)  # (B, 1)
         pos = torch.full_like(tok, length)
-        logits.append(model(input_ids=tok, position_ids=pos, past_key_values=cache, use_cache=True).logits[:, -1])
+        out = model(input_ids=tok, position_ids=pos, past_key_values=cache, use_cache=True)
+        logits.append(out.logits[:, -1])
         length += 1
     return torch.stack(logits, 1)  # (B, steps + 1, V)
 

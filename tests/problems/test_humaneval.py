@@ -79,11 +79,11 @@ def test_wheel_source_is_the_packaged_file() -> None:
 
 def test_hub_offline_error_says_to_pass_a_local_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ProblemLoadError, match="offline mode is on.*pass a local path"):
+    with pytest.raises(ProblemLoadError, match=r"offline mode is on.*pass a local path"):
         load_humaneval("hf")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "true")
-    with pytest.raises(ProblemLoadError, match="'openai/openai_humaneval'.*pass a local path"):
+    with pytest.raises(ProblemLoadError, match=r"'openai/openai_humaneval'.*pass a local path"):
         load_humaneval("hf:openai/openai_humaneval")
 
 
@@ -109,12 +109,12 @@ def test_bad_lines_name_file_and_line(humaneval_rows, tmp_path: Path) -> None:
 
     good = [json.dumps(r) for r in humaneval_rows[:3]]
     cases = {
-        "broken.jsonl": (good[:2] + ['{"task_id": "x", '], r"broken\.jsonl:3: invalid JSON"),
+        "broken.jsonl": ([*good[:2], '{"task_id": "x", '], r"broken\.jsonl:3: invalid JSON"),
         "missing.jsonl": (
-            good[:1] + [json.dumps({"task_id": "X/1", "prompt": "def f():\n    pass\n"})],
+            [*good[:1], json.dumps({"task_id": "X/1", "prompt": "def f():\n    pass\n"})],
             r"missing\.jsonl:2: missing field",
         ),
-        "list.jsonl": (good[:1] + ["[1, 2]"], r"list\.jsonl:2: expected a JSON object"),
+        "list.jsonl": ([*good[:1], "[1, 2]"], r"list\.jsonl:2: expected a JSON object"),
         "dup.jsonl": (good[:2] + good[:1], r"dup\.jsonl:3: duplicate task_id 'HumanEval/0'"),
         "wrongtype.jsonl": (
             [json.dumps({**humaneval_rows[0], "prompt": 5})],

@@ -130,7 +130,7 @@ def test_folder_source_and_load_benchmark(mbpp_dir: Path, full, sanitized) -> No
 
 
 def test_variant_mismatch_and_bad_arguments(mbpp_dir: Path) -> None:
-    with pytest.raises(ProblemLoadError, match="holds sanitized MBPP records.*variant='sanitized'"):
+    with pytest.raises(ProblemLoadError, match=r"holds sanitized MBPP records.*variant='sanitized'"):
         load_mbpp(mbpp_dir / "sanitized-mbpp.json")
     with pytest.raises(ProblemLoadError, match="unknown MBPP split"):
         load_mbpp(mbpp_dir, split="dev")  # type: ignore[arg-type]
@@ -140,7 +140,7 @@ def test_variant_mismatch_and_bad_arguments(mbpp_dir: Path) -> None:
 
 def test_hub_offline_error_says_to_pass_a_local_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ProblemLoadError, match="google-research-datasets/mbpp.*pass a local path"):
+    with pytest.raises(ProblemLoadError, match=r"google-research-datasets/mbpp.*pass a local path"):
         load_mbpp()
     with pytest.raises(ProblemLoadError, match="pass a local path"):
         load_mbpp("hf", variant="sanitized")

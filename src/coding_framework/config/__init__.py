@@ -3,17 +3,69 @@
 `load_config(Model, "grpo_basic")` loads a shipped config by name, `load_config(Model, "my.yaml")` a file.
 """
 
+from coding_framework.config.agents import AgentsConfig, ExecutorConfig, GeneratorConfig, ReviewerConfig
+from coding_framework.config.embedded import (
+    ArchitectureConfig,
+    EmbeddedModelConfig,
+    PhaseConfig,
+    PretrainConfig,
+    SFTConfig,
+    SFTDataConfig,
+    TokenizerConfig,
+)
 from coding_framework.config.errors import ConfigError
+from coding_framework.config.graph import GraphConfig, WorkflowConfig
+from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
-from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
+from coding_framework.config.training import (
+    AlgoConfig,
+    AuditConfig,
+    CheckpointConfig,
+    CurriculumConfig,
+    DataConfig,
+    EpisodeRewardConfig,
+    EvalConfig,
+    OptimConfig,
+    RolloutConfig,
+    TrackingConfig,
+    TrainingConfig,
+)
 
 __all__ = [
+    "AgentsConfig",
+    "AlgoConfig",
+    "ArchitectureConfig",
+    "AuditConfig",
+    "CheckpointConfig",
     "ConfigError",
+    "CurriculumConfig",
+    "DataConfig",
+    "EmbeddedModelConfig",
+    "EpisodeRewardConfig",
+    "EvalConfig",
+    "ExecutorConfig",
+    "GeneratorConfig",
+    "GraphConfig",
+    "LLMConfig",
+    "OptimConfig",
+    "PhaseConfig",
+    "PretrainConfig",
+    "ResourceLimits",
+    "ReviewerConfig",
     "RewardConfig",
+    "RolloutConfig",
+    "SFTConfig",
+    "SFTDataConfig",
+    "SamplingConfig",
     "SandboxConfig",
     "StrictModel",
+    "TokenizerConfig",
+    "TrackingConfig",
+    "TrainingConfig",
+    "WorkflowConfig",
     "load_config",
     "resolve_config",
     "shipped_config",

@@ -136,7 +136,9 @@ def build_embedded_model(
     return report
 
 
-def _recipe(config: EmbeddedModelConfig, problems: list[Problem], out_dir: Path, bar: Progress) -> dict[str, Any]:
+def _recipe(
+    config: EmbeddedModelConfig, problems: list[Problem], out_dir: Path, bar: Progress
+) -> dict[str, Any]:
     task = bar.add_task("tokenizer", total=1, info="byte-level BPE on stdlib source")
     texts = [t for p in problems for t in (p.prompt, *p.solutions)] * config.tokenizer.problem_text_repeats
     tokenizer = train_tokenizer(config.tokenizer, texts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from transformers import Qwen2ForCausalLM
 
 from coding_framework.config.embedded import PhaseConfig, PretrainConfig, SFTConfig
 from coding_framework.embedded.answer_forward import answer_hidden
@@ -129,7 +130,7 @@ def _batches(
     while True:
         order = list(examples)
         rng.shuffle(order)
-        batches = []
+        batches: list[list[SFTExample]] = []
         for i in range(0, len(order), window):
             chunk = sorted(order[i : i + window], key=lambda e: len(e.input_ids))
             batches.extend(chunk[j : j + batch_size] for j in range(0, len(chunk), batch_size))
@@ -152,7 +153,7 @@ def collate(batch: Sequence[SFTExample], pad_id: int) -> tuple[torch.Tensor, tor
 
 
 def answer_loss(
-    model: torch.nn.Module, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor
+    model: Qwen2ForCausalLM, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor
 ) -> torch.Tensor:
     """Mean cross-entropy of the tokens with mask 1, given everything before them.
 
@@ -165,7 +166,7 @@ def answer_loss(
 
 
 def sft_train(
-    model: torch.nn.Module,
+    model: Qwen2ForCausalLM,
     examples: Sequence[SFTExample],
     settings: SFTConfig,
     pad_id: int,

@@ -56,10 +56,15 @@ class TokenEngine(Protocol):
     """Generates from token ids. ``tokenizer`` is a Hugging Face tokenizer with a chat template."""
 
     tokenizer: Any
-    policy_version: str
+
+    @property
+    def policy_version(self) -> str:
+        """Names the weights that generate; every ``Generation`` carries it."""
 
     def generate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation: ...
 
-    def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]: ...
+    def generate_batch(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams
+    ) -> list[Generation]: ...
 
     async def agenerate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation: ...

@@ -18,7 +18,8 @@ from typing import Generic, TypeVar
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
-_CLOSE = object()
+# A queued request: what to run, the caller's future and the loop that future belongs to.
+_Pending = tuple[Req, asyncio.Future[Res], asyncio.AbstractEventLoop]
 
 
 class RequestBatcher(Generic[Req, Res]):
@@ -41,7 +42,7 @@ class RequestBatcher(Generic[Req, Res]):
         self._max_batch = max_batch
         self._wait_s = wait_s
         self._name = name
-        self._queue: queue.Queue[object] = queue.Queue()
+        self._queue: queue.Queue[_Pending[Req, Res] | None] = queue.Queue()  # None: stop the worker
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
@@ -56,7 +57,7 @@ class RequestBatcher(Generic[Req, Res]):
         """Stop the worker after the requests already queued; later submits start a new one."""
         with self._start_lock:
             if self._thread is not None:
-                self._queue.put(_CLOSE)
+                self._queue.put(None)
                 self._thread.join()
                 self._thread = None
 
@@ -69,7 +70,7 @@ class RequestBatcher(Generic[Req, Res]):
     def _work(self) -> None:
         while True:
             first = self._queue.get()
-            if first is _CLOSE:
+            if first is None:
                 return
             batch = [first]
             closing = self._fill(batch)
@@ -77,29 +78,29 @@ class RequestBatcher(Generic[Req, Res]):
             if closing:
                 return
 
-    def _fill(self, batch: list[object]) -> bool:
+    def _fill(self, batch: list[_Pending[Req, Res]]) -> bool:
         deadline = time.monotonic() + self._wait_s
         while len(batch) < self._max_batch:
             try:
                 item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 return False
-            if item is _CLOSE:
+            if item is None:
                 return True
             batch.append(item)
         return False
 
-    def _run(self, batch: list[object]) -> None:
-        requests = [item[0] for item in batch]  # type: ignore[index]
+    def _run(self, batch: list[_Pending[Req, Res]]) -> None:
+        requests = [item[0] for item in batch]
         try:
             results = list(self._run_batch(requests))
             if len(results) != len(requests):
                 raise RuntimeError(f"batch of {len(requests)} requests returned {len(results)} results")
         except BaseException as exc:
-            for _, future, loop in batch:  # type: ignore[misc]
+            for _, future, loop in batch:
                 _post(loop, future, None, exc)
             return
-        for (_, future, loop), result in zip(batch, results, strict=True):  # type: ignore[misc]
+        for (_, future, loop), result in zip(batch, results, strict=True):
             _post(loop, future, result, None)
 
 

@@ -39,6 +39,7 @@ def _openai(config: LLMConfig) -> TokenEngine:
     from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 
     tokenizer_dir = resolve_model_dir(config.tokenizer, config.embedded)
+    assert config.base_url is not None  # LLMConfig rejects backend "openai" without base_url
     return OpenAICompatibleEngine(
         base_url=config.base_url,
         model=config.model,

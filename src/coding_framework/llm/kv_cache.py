@@ -41,8 +41,7 @@ class PreallocatedLayer(DynamicLayer):
         self._k[:, :, self.length : end] = key_states
         self._v[:, :, self.length : end] = value_states
         self.length = end
-        self._expose()
-        return self.keys, self.values
+        return self._expose()
 
     def get_seq_length(self) -> int:
         return self.length
@@ -58,9 +57,10 @@ class PreallocatedLayer(DynamicLayer):
         self._k, self._v = k, v
         self._expose()
 
-    def _expose(self) -> None:
-        self.keys = self._k[:, :, : self.length]
-        self.values = self._v[:, :, : self.length]
+    def _expose(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Point ``keys`` and ``values`` at the filled part of the buffers, and return them."""
+        self.keys, self.values = self._k[:, :, : self.length], self._v[:, :, : self.length]
+        return self.keys, self.values
 
 
 def decoding_cache(config: Any, capacity: int) -> Cache:

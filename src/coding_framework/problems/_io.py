@@ -53,10 +53,8 @@ def read_records(path: Path) -> list[Record]:
         text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise ProblemLoadError(f"{path}: cannot read the file: {exc}") from exc
-    if text.lstrip().startswith("["):
-        records = list(_json_list(text, path))
-    else:
-        records = list(_json_lines(text, path))
+    parse = _json_list if text.lstrip().startswith("[") else _json_lines
+    records = list(parse(text, path))
     if not records:
         raise ProblemLoadError(f"{path}: the file holds no records")
     return records

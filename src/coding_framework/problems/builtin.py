@@ -78,7 +78,9 @@ def humaneval_prompt(signature: str, doc: str, tests: list[str], examples: int =
 
 
 def _doctest(test: str) -> str | None:
-    """``assert f(x) == y`` as ``>>> f(x)`` / ``y``; ``assert f(x)`` / ``assert not f(x)`` show True / False."""
+    """``assert f(x) == y`` as ``>>> f(x)`` / ``y``.
+
+    ``assert f(x)`` and ``assert not f(x)`` show ``True`` and ``False``."""
     node = ast.parse(test).body[0]
     if not isinstance(node, ast.Assert):
         return None

@@ -59,7 +59,8 @@ FEW_SHOT_TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "Write a python function to identify non-prime numbers.",
         (
-            "import math\ndef is_not_prime(n):\n    result = False\n    for i in range(2,int(math.sqrt(n)) + 1):\n"
+            "import math\ndef is_not_prime(n):\n    result = False\n"
+            "    for i in range(2,int(math.sqrt(n)) + 1):\n"
             "        if n % i == 0:\n            result = True\n    return result"
         ),
         (
@@ -69,7 +70,8 @@ FEW_SHOT_TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        "Write a function to find the largest integers from a given list of numbers using heap queue algorithm.",
+        "Write a function to find the largest integers from a given list of numbers using heap queue "
+        "algorithm.",
         (
             "import heapq as hq\ndef heap_queue_largest(nums,n):\n  largest_nums = hq.nlargest(n, nums)\n"
             "  return largest_nums"

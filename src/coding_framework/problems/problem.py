@@ -35,9 +35,12 @@ class Problem(BaseModel):
     description: str = Field("", description="Plain-language statement, without the signature.")
     difficulty: Difficulty = "medium"
     tags: list[str] = Field(default_factory=list)
-    source: str = Field("", description="Where the problem comes from: humaneval, mbpp, builtin, synthetic:<family>.")
+    source: str = Field(
+        "", description="Where the problem comes from: humaneval, mbpp, builtin, synthetic:<family>."
+    )
     prompt_is_code: bool = Field(
-        True, description="True when the prompt is code a completion continues (HumanEval); False for a statement."
+        True,
+        description="True when the prompt is code a completion continues (HumanEval); False for a statement.",
     )
 
     @field_validator("entry_point")

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from coding_framework.training.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 @dataclass
@@ -117,7 +121,7 @@ def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torc
     return states[torch.argsort(torch.cat(order))]
 
 
-def score(model: torch.nn.Module, batch: TrajectoryBatch, entropy: bool = False) -> Scored:
+def score(model: PreTrainedModel, batch: TrajectoryBatch, entropy: bool = False) -> Scored:
     """Teacher-forced fp32 ``log p(response_ids[t] | prompt, response_ids[:t])`` (with grad if enabled)."""
     h = _predicting_states(model.get_decoder(), batch)  # (B, R, H)
     sel = batch.response_mask.bool()  # (B, R)

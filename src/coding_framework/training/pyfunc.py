@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
-import mlflow.pyfunc
+from mlflow.pyfunc import PythonModel
 
 from coding_framework.llm.base import SamplingParams
 from coding_framework.problems.prompts import SYSTEM_PROMPT
@@ -28,7 +28,7 @@ def pip_requirements() -> list[str]:
     return out
 
 
-class GeneratorModel(mlflow.pyfunc.PythonModel):
+class GeneratorModel(PythonModel):
     """Greedy answers of the trained model; ``params`` may set ``max_new_tokens`` and ``temperature``."""
 
     def load_context(self, context: Any) -> None:

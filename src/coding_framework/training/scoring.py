@@ -48,7 +48,9 @@ def episode_rewards(episodes: Sequence[Episode], settings: EpisodeRewardConfig) 
     return [e.reward.value - settings.round_penalty * max(0, e.rounds - 1) for e in episodes]
 
 
-def shape_rewards(raw: Sequence[float], settings: EpisodeRewardConfig, moments: RunningMoments) -> list[float]:
+def shape_rewards(
+    raw: Sequence[float], settings: EpisodeRewardConfig, moments: RunningMoments
+) -> list[float]:
     """Normalise (``batch``: this step's mean/std; ``running``: all steps so far) then clip."""
     values = list(raw)
     if settings.normalize == "batch" and len(values) > 1:

@@ -42,6 +42,7 @@ from typing import Any
 from uuid import uuid4
 
 import pandas as pd
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
@@ -181,7 +182,7 @@ class CodingAgentLoop(AgentLoopBase):
                                      response_length=self.rollout_config.response_length)
         graph = build_training_graph(res.workflow, grader=res.grader, engine=engine,
                                      checkpointer=InMemorySaver())
-        thread = {"configurable": {"thread_id": engine.request_id}}
+        thread: RunnableConfig = {"configurable": {"thread_id": engine.request_id}}
         truncated = False
         try:
             state = await graph.ainvoke({"problem": problem.model_dump()}, thread)

@@ -149,7 +149,7 @@ def _run_tests(job: dict, child: Child, out: dict) -> None:
 
 
 def _collect_output(workdir: str, limit: int) -> dict:
-    res = {}
+    res: dict[str, str | bool] = {}
     for stream in ("stdout", "stderr"):
         path = os.path.join(workdir, f"{stream}.txt")
         try:

@@ -29,9 +29,10 @@ def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
     os.dup2(err, 2)
     os.closerange(3, sock_fd)
     os.closerange(sock_fd + 1, MAX_FD)
-    sys.stdin = open(0, closefd=False)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    # The new standard streams live as long as the process: no with-block can own them.
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     mem = limits["memory_mb"] << 20

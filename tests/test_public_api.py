@@ -1,0 +1,100 @@
+"""Each package's public API is its `__all__`, pinned here: changing it means editing this file."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import coding_framework
+import coding_framework.config
+
+PACKAGE = Path(coding_framework.__file__).parent
+PUBLIC_API = {
+    "coding_framework": ["__version__"],
+    "coding_framework.agents": [
+        "AgentState", "Agents", "Attempt", "BaseAgent", "CodeExecutor", "CodeGenerator", "CodeReviewer",
+        "Draft", "EngineCache", "Execution", "Finding", "LLMReviewer", "Review", "StaticReviewer",
+        "build_agents", "has_tests", "problem_from_text",
+    ],
+    "coding_framework.cli": ["app"],
+    "coding_framework.config": [
+        "AgentsConfig", "AlgoConfig", "ArchitectureConfig", "AuditConfig", "CheckpointConfig", "ConfigError",
+        "CurriculumConfig", "DataConfig", "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig",
+        "ExecutorConfig", "GeneratorConfig", "GraphConfig", "LLMConfig", "OptimConfig", "PhaseConfig",
+        "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RewardWeights",
+        "RolloutConfig", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel",
+        "TokenizerConfig", "TrackingConfig", "TrainingConfig", "WorkflowConfig", "load_config",
+    ],
+    "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
+    "coding_framework.evaluation": [
+        "Sample", "SamplesError", "canonical_samples", "grade_samples", "pass_at_k", "read_samples",
+        "resolve_source", "summarize",
+    ],
+    "coding_framework.grading": ["ExecutionResult", "Grader", "TestOutcome", "job_for"],
+    "coding_framework.graphs": [
+        "BatchState", "EpisodeState", "RoundRecord", "build_batched_graph", "build_graph",
+        "build_inference_graph", "build_training_graph",
+    ],
+    "coding_framework.llm": [
+        "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation", "SamplingParams",
+        "TemplateError", "TokenEngine", "TokenSession", "build_chat_model", "build_engine",
+    ],
+    "coding_framework.problems": [
+        "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat",
+        "builtin_problems", "generate_instances", "load_benchmark", "load_humaneval", "load_mbpp",
+        "mbpp_few_shot_prompt", "reserved_split", "synthetic_split",
+    ],
+    "coding_framework.rewards": [
+        "BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "RewardOutput",
+        "StyleReward", "lint",
+    ],
+    "coding_framework.sandbox": [
+        "BackendUnavailable", "ExecutionResult", "Job", "Sandbox", "Status", "TestOutcome",
+    ],
+    "coding_framework.sandbox.backends": ["BackendUnavailable", "Worker", "WorkerDied", "WorkerTimeout"],
+    "coding_framework.sandbox.judge": ["wire"],
+    "coding_framework.training": [
+        "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "CodingAgentLoop", "Critic",
+        "KLConfig", "KLMonitor", "ReferencePolicy", "ServerManagerEngine", "Trajectory", "ValueHead", "audit",
+        "compute_advantages", "dynamic_sampling_filter", "from_agent_loop_output", "from_data_proto",
+        "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "make_controller", "policy_loss",
+        "register_algorithm", "response_log_probs", "rows_for_update", "to_agent_loop_output",
+        "to_data_proto", "trajectories_from_episode", "value_loss", "verl_dataset_rows", "write_verl_dataset",
+    ],
+}
+
+
+def test_every_package_is_pinned() -> None:
+    packages = {".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert packages == set(PUBLIC_API)
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC_API))
+def test_exports_are_pinned_and_exist(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"the __init__.py of {package} declares no __all__"
+    assert sorted(exported) == PUBLIC_API[package]
+    assert [name for name in exported if not hasattr(module, name)] == []
+
+
+def test_training_exports_the_trainer() -> None:
+    assert "Trainer" in importlib.import_module("coding_framework.training").__all__
+
+
+def test_config_exports_every_config_model() -> None:
+    models = set()
+    for info in pkgutil.iter_modules(coding_framework.config.__path__, "coding_framework.config."):
+        module = importlib.import_module(info.name)
+        models |= {
+            name
+            for name, obj in vars(module).items()
+            if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == info.name
+        }
+    assert "TrainingConfig" in models and "WorkflowConfig" in models
+    assert sorted(models - set(coding_framework.config.__all__)) == []
