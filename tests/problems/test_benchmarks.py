@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import coding_framework.problems as problems_pkg
 from coding_framework.problems import BENCHMARKS, ProblemLoadError, load_benchmark
-
-
-def test_public_exports_are_pinned() -> None:
-    assert set(problems_pkg.__all__) == {
-        "BENCHMARKS", "FAMILIES", "Difficulty", "Problem", "ProblemLoadError", "TestFormat",
-        "builtin_problems", "generate_instances", "load_benchmark", "load_humaneval", "load_mbpp",
-        "mbpp_few_shot_prompt", "reserved_split", "synthetic_split",
-    }  # fmt: skip
-    assert all(hasattr(problems_pkg, name) for name in problems_pkg.__all__)
 
 
 def test_benchmark_names() -> None:
@@ -36,3 +26,11 @@ def test_unknown_benchmark_and_split_errors() -> None:
 
 def test_load_error_is_a_value_error() -> None:
     assert issubclass(ProblemLoadError, ValueError)
+
+
+def test_register_benchmark_rejects_a_second_loader_under_a_taken_name() -> None:
+    from coding_framework.problems import BENCHMARKS, register_benchmark
+
+    with pytest.raises(ValueError, match="'humaneval' is already registered"):
+        register_benchmark("humaneval")(lambda source, split: [])
+    assert register_benchmark("builtin")(BENCHMARKS["builtin"]) is BENCHMARKS["builtin"]

@@ -86,7 +86,7 @@ def evaluate(
     with results.open("w", encoding="utf-8") as fh:
         for row in sample_io.result_rows(rows, graded):
             fh.write(json.dumps(row) + "\n")
-    summary = sample_io.pass_at_k(rows, graded)
+    summary = sample_io.samples_pass_at_k(rows, graded)
     typer.echo(
         f"graded {len(rows)} samples over {len({r.task_id for r in rows})} tasks -> {results}", err=True
     )

@@ -124,7 +124,7 @@ def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -
         }
 
 
-def pass_at_k(
+def samples_pass_at_k(
     samples: Sequence[Sample], results: Sequence[ExecutionResult], ks: Iterable[int] = (1, 10, 100)
 ) -> dict[str, float]:
     return pass_at_k_by_task((s.task_id for s in samples), (r.passed for r in results), ks)

@@ -1,7 +1,7 @@
 """Problems: the model, benchmark loaders, the built-in training set and synthetic families."""
 
 from coding_framework.problems._io import ProblemLoadError
-from coding_framework.problems.benchmarks import BENCHMARKS, load_benchmark
+from coding_framework.problems.benchmarks import BENCHMARKS, load_benchmark, register_benchmark
 from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt
@@ -21,6 +21,7 @@ __all__ = [
     "load_humaneval",
     "load_mbpp",
     "mbpp_few_shot_prompt",
+    "register_benchmark",
     "reserved_split",
     "synthetic_split",
 ]

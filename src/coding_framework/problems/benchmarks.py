@@ -1,4 +1,7 @@
-"""One entry point for every problem set: ``load_benchmark(name, source, split)``."""
+"""One entry point for every problem set: ``load_benchmark(name, source, split)``.
+
+A new benchmark is a loader ``(source, split) -> list[Problem]`` decorated with ``@register_benchmark(name)``.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,22 @@ Source = str | Path | None
 Loader = Callable[[Source, str], list[Problem]]
 
 
+BENCHMARKS: dict[str, Loader] = {}
+
+
+def register_benchmark(name: str) -> Callable[[Loader], Loader]:
+    """Register the decorated loader as benchmark ``name``; a name can be registered once."""
+
+    def wrap(loader: Loader) -> Loader:
+        if name in BENCHMARKS and BENCHMARKS[name] is not loader:
+            raise ValueError(f"benchmark {name!r} is already registered")
+        BENCHMARKS[name] = loader
+        return loader
+
+    return wrap
+
+
+@register_benchmark("humaneval")
 def _humaneval(source: Source, split: str) -> list[Problem]:
     _check_split("humaneval", split, ("all", "test"))
     return load_humaneval(source)
@@ -29,26 +48,23 @@ def _mbpp(variant: str) -> Loader:
     return load
 
 
+register_benchmark("mbpp")(_mbpp("full"))
+register_benchmark("mbpp-sanitized")(_mbpp("sanitized"))
+
+
+@register_benchmark("builtin")
 def _builtin(source: Source, split: str) -> list[Problem]:
     _check_split("builtin", split, ("all",))
     _no_source("builtin", source)
     return builtin_problems()
 
 
+@register_benchmark("synthetic")
 def _synthetic(source: Source, split: str) -> list[Problem]:
     _check_split("synthetic", split, ("all", "train", "heldout"))
     _no_source("synthetic", source)
     train, heldout = synthetic_split()
     return {"all": train + heldout, "train": train, "heldout": heldout}[split]
-
-
-BENCHMARKS: dict[str, Loader] = {
-    "humaneval": _humaneval,
-    "mbpp": _mbpp("full"),
-    "mbpp-sanitized": _mbpp("sanitized"),
-    "builtin": _builtin,
-    "synthetic": _synthetic,
-}
 
 
 def load_benchmark(name: str, source: Source = None, split: str = "all") -> list[Problem]:
