@@ -258,8 +258,8 @@ class TrainingConfig(StrictModel):
         differ = [f"{a} ({x}) != {b} ({y})" for a, x, b, y in pairs if x != y]
         if differ:
             raise ValueError(
-                f"{'; '.join(differ)}: the embedded model's SFT would have trained on held-out constants; "
-                "set each pair to the same value"
+                f"{'; '.join(differ)}: the held-out constants would not be the ones the embedded model's "
+                "SFT held out, so SFT trained on some of them; set each pair to the same value"
             )
         return self
 

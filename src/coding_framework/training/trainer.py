@@ -60,8 +60,8 @@ from coding_framework.training.scoring import (
 from coding_framework.training.tracking import Trackers
 from coding_framework.training.update import PolicyUpdate
 
-__all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer", "configure", "resolve_spec", "split_problems",
-           "training_device"]
+__all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer", "configure", "resolve_spec", "resume_point",
+           "split_problems", "training_device"]
 
 log = get_logger(__name__)
 
@@ -128,20 +128,36 @@ def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
     return path
 
 
+def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:
+    """The newest checkpoint that verifies. Each rejected one (its directory, the file at fault and why)
+    and the step the run goes on from are written to stderr whatever the log level: a broken newest
+    checkpoint means that steps are trained again, which the user must learn."""
+    ckpt, rejected = checkpoints.latest_and_rejected()
+    for r in rejected:
+        _notice(f"resume: rejected checkpoint {r.path}: {os.path.relpath(r.file, r.path)}: {r.reason}")
+    if ckpt is not None:
+        _notice(f"resume: continuing from step {ckpt.step} ({ckpt.path})")
+    else:
+        found = "no checkpoint verifies" if rejected else "no checkpoint"
+        _notice(f"resume: {found} in {checkpoints.root}; starting from step 0")
+    return ckpt
+
+
 def _policy(engine: LocalEngine, config: TrainingConfig) -> PreTrainedModel:
     """The engine's model, which the trainer updates in place and saves: a transformers model on the
     configured device (any device when ``device: auto``)."""
-    if not isinstance(engine.model, PreTrainedModel):
+    model = getattr(engine, "model", None)
+    if not isinstance(model, PreTrainedModel):
         raise TypeError(
-            f"the engine's model is a {type(engine.model).__name__}; the trainer updates and saves a "
-            "transformers PreTrainedModel (pass a LocalEngine over one)"
+            f"the engine's model is a {type(model).__name__}; the trainer updates and saves a "
+            "transformers PreTrainedModel in place: pass a LocalEngine over one"
         )
     if config.device != "auto" and engine.device.type != config.device:
         raise ConfigError(
             f"device: {config.device}, but the engine passed to the trainer runs on {engine.device}; "
             "set device: auto (or the engine's device)"
         )
-    return engine.model
+    return model
 
 
 class Trainer:
@@ -365,19 +381,6 @@ class Trainer:
 
     # -- the run -------------------------------------------------------------------------------------------
 
-    def _resume_point(self) -> Checkpoint | None:
-        """The newest checkpoint that verifies. Each rejected one, and the step the run goes on from, is
-        written to stderr whatever the log level: a broken newest checkpoint means steps are trained again."""
-        ckpt, rejected = self.checkpoints.latest_and_rejected()
-        for r in rejected:
-            _notice(f"resume: rejected checkpoint {r.path}: {os.path.relpath(r.file, r.path)}: {r.reason}")
-        if ckpt is not None:
-            _notice(f"resume: continuing from step {ckpt.step} ({ckpt.path})")
-        else:
-            found = "no checkpoint verifies" if rejected else "no checkpoint"
-            _notice(f"resume: {found} in {self.checkpoints.root}; starting from step 0")
-        return ckpt
-
     def run(self) -> TrainingResults:
         """Train, evaluate and save; the global state is restored when it returns or raises. Runs once."""
         if self.scope.closed:
@@ -390,7 +393,7 @@ class Trainer:
 
     def _run(self) -> TrainingResults:
         start = time.perf_counter()
-        ckpt = self._resume_point() if self.resume else None
+        ckpt = resume_point(self.checkpoints) if self.resume else None
         if ckpt is not None:
             self._restore(ckpt)
         trackers = Trackers(self.config.tracking, self.run_dir, resume=self.resume)
