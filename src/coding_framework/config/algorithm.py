@@ -56,7 +56,7 @@ class AlgorithmOverrides(StrictModel):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(cls.model_fields))
             if unknown:
-                raise ValueError(f"unknown fields {unknown}; valid: {sorted(cls.model_fields)}")
+                raise ValueError(f"unknown algorithm fields {unknown}; valid: {sorted(cls.model_fields)}")
         return data
 
     def replaced(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from coding_framework.config.algorithm import ALGORITHM_NAMES, AlgorithmName, AlgorithmOverrides
 from coding_framework.config.embedded import EmbeddedModelConfig
@@ -243,6 +243,13 @@ class TrainingConfig(StrictModel):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _registered(cls, name: object) -> object:
+        if name not in ALGORITHM_NAMES:  # worded like the registry's getter
+            raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {sorted(ALGORITHM_NAMES)}")
+        return name
 
     @model_validator(mode="after")
     def _heldout_unseen_by_sft(self) -> TrainingConfig:
