@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _train(config: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "coding_framework.cli", "--log-level", "INFO", "train", "--config",
            str(config), "--run-dir", str(run_dir), "--no-progress", *extra]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}  # this checkout
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
