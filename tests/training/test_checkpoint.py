@@ -50,25 +50,30 @@ def test_keep_last_prunes_older_checkpoints(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "at_fault"),
     [
-        lambda p: (p / "weights.bin").write_bytes(b"flipped" * 100),  # same name, other bytes
-        lambda p: (p / "sub" / "state.json").unlink(),  # a file missing
-        lambda p: (p / MANIFEST).unlink(),  # never sealed
-        lambda p: (p / MANIFEST).write_text("{not json"),  # torn manifest
-        lambda p: (p / "stray.pt").write_bytes(b"x"),  # a file the manifest does not vouch for
+        (lambda p: (p / "weights.bin").write_bytes(b"flipped" * 100), "weights.bin"),  # other bytes
+        (lambda p: (p / "sub" / "state.json").unlink(), "sub/state.json"),  # a file missing
+        (lambda p: (p / MANIFEST).unlink(), MANIFEST),  # never sealed
+        (lambda p: (p / MANIFEST).write_text("{not json"), MANIFEST),  # torn manifest
+        (lambda p: (p / "stray.pt").write_bytes(b"x"), "stray.pt"),  # a file the manifest does not vouch for
     ],
     ids=["corrupted", "missing-file", "no-manifest", "torn-manifest", "extra-file"],
 )
-def test_a_damaged_checkpoint_is_rejected_and_the_previous_one_loaded(tmp_path: Path, damage) -> None:
+def test_a_damaged_checkpoint_is_rejected_and_the_previous_one_loaded(
+    tmp_path: Path, damage, at_fault: str
+) -> None:
     manager = CheckpointManager(tmp_path, keep_last=3)
     manager.save(1, _writer("one"))
     newest = manager.save(2, _writer("two"))
     damage(newest.path)
-    with pytest.raises(CheckpointError):
+    with pytest.raises(CheckpointError) as raised:
         verify(newest.path)
-    latest = manager.latest()
-    assert latest is not None and latest.step == 1
+    assert raised.value.file == newest.path / at_fault and str(raised.value).startswith(str(newest.path))
+    latest, rejected = manager.latest_and_rejected()
+    assert [(r.path, r.file) for r in rejected] == [(newest.path, newest.path / at_fault)]
+    assert rejected[0].reason == raised.value.reason
+    assert latest is not None and latest.step == 1 and manager.latest() == latest
     assert json.loads((latest.path / "sub" / "state.json").read_text()) == {"payload": "one"}
 
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _train(config: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "coding_framework.cli", "--log-level", "INFO", "train", "--config",
            str(config), "--run-dir", str(run_dir), "--no-progress", *extra]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}  # this checkout
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -61,6 +61,9 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
 
     resumed, log = _finish(_train(config, run, "--resume"))
     assert "checkpoint_rejected" in log and "step-000003" in log
+    # Said on stderr whatever the log level: which checkpoint, which file, and where the run goes on.
+    assert f"resume: rejected checkpoint {torn}: trainer.pt: size or checksum does not match" in log
+    assert f"resume: continuing from step 2 ({run / 'checkpoints' / 'step-000002'})" in log
     assert "resumed" in log and "step-000002" in log and "checkpoint_saved" in log
     assert "step-000001" not in log.split("resumed", 1)[1]  # steps 1-2 were not trained again
 

@@ -1,30 +1,41 @@
 """RL training configuration: one nested, validated model per component. YAML: shipped `*_basic`.
 
-Every field is documented once, here. The algorithm name is checked against the training registry when
-a trainer is built (this layer cannot import it); its error lists the valid names.
+Every field is documented once, here (the KL settings in ``config.kl``, the algorithm's name and spec
+overrides in ``config.algorithm``). Everything is checked when the config loads: an unknown algorithm or
+override field is an error that lists the valid names, and so is an embedded-model run whose held-out
+split differs from the split the embedded model's SFT used.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from coding_framework.config.algorithm import ALGORITHM_NAMES, AlgorithmName, AlgorithmOverrides
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
 from coding_framework.config.rewards import RewardConfig
+
+__all__ = [
+    "AlgoConfig", "AuditConfig", "CheckpointConfig", "CurriculumConfig", "DataConfig", "Device",
+    "EpisodeRewardConfig", "EvalConfig", "OptimConfig", "RolloutConfig", "TrackingConfig", "TrainingConfig",
+]
 
 LRSchedule = Literal["constant", "linear", "cosine"]
 TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
+Device = Literal["auto", "cpu", "cuda"]
 
 
 class DataConfig(StrictModel):
     """Which problems train and which evaluate. Held-out synthetic instances use primary constants that no
-    training instance (RL or the embedded model's SFT) uses, as long as `heldout_fraction` and `split_seed`
-    equal the embedded model's `sft.synthetic_heldout_fraction` and `sft.synthetic_seed`."""
+    training instance (RL or the embedded model's SFT) uses: `heldout_fraction` and `split_seed` fix which
+    constants are held out, and with `model: embedded` they must equal the SFT split's
+    `embedded.data.synthetic_heldout_fraction` and `embedded.data.synthetic_seed` (checked at load)."""
 
     synthetic_per_family: int = Field(
         40, ge=2, description="`synthetic_split` n_per_family (train + held-out)."
@@ -127,8 +138,8 @@ class AlgoConfig(StrictModel):
     value_coef: float = Field(
         0.5, ge=0, description="Weight of the critic's value loss (algorithms with one)."
     )
-    overrides: dict[str, Any] = Field(
-        default_factory=dict,
+    overrides: AlgorithmOverrides = Field(
+        default_factory=AlgorithmOverrides,
         description="Fields of the algorithm's spec to replace (clip ratios, gamma, lam, ...).",
     )
 
@@ -180,7 +191,9 @@ class EvalConfig(StrictModel):
         1, ge=1, description="Drafts per eval episode; 1 is the plain single-sample pass@1."
     )
     temperature: float = Field(0.0, ge=0, description="0 is greedy.")
-    samples: int = Field(1, ge=1, description="Episodes per held-out problem; more than 1 needs a temperature.")
+    samples: int = Field(
+        1, ge=1, description="Episodes per held-out problem; more than 1 needs a temperature."
+    )
     max_new_tokens: int | None = Field(None, ge=1, description="null: the rollout's `max_new_tokens`.")
     baseline: bool = Field(True, description="Also evaluate before the first step.")
 
@@ -203,29 +216,59 @@ class AuditConfig(StrictModel):
 class TrainingConfig(StrictModel):
     """One RL run. `workflow` is the multi-turn graph the episodes run (agents, routing, sandbox)."""
 
-    algorithm: str = Field("grpo", description="Registered algorithm: grpo, ppo, rloo, reinforce_pp, dapo.")
+    algorithm: AlgorithmName = Field(
+        "grpo", description=f"Registered algorithm: {', '.join(ALGORITHM_NAMES)} (`config.algorithm`)."
+    )
     seed: int = Field(0, description="Seeds problem sampling, rollouts, initialisation of new heads.")
     steps: int = Field(20, ge=1, description="Training steps (one rollout batch and its update each).")
+    device: Device = Field(
+        "auto",
+        description="Where the policy samples and trains: `auto` is CUDA when torch sees a GPU, else CPU; "
+        "`cuda` without one is an error when the trainer starts. Bit-exact resumes hold on CPU.",
+    )
     threads: int | None = Field(2, ge=1, description="torch CPU threads; fixed so CPU runs are reproducible.")
     model: str = Field("embedded", description="`embedded` (bootstrapped) or a Hugging Face model directory.")
-    embedded: EmbeddedModelConfig = Field(default_factory=EmbeddedModelConfig, description="How the embedded model is built.")
+    embedded: EmbeddedModelConfig = Field(
+        default_factory=EmbeddedModelConfig, description="How the embedded model is built."
+    )
     workflow: WorkflowConfig = Field(default_factory=WorkflowConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     reward: EpisodeRewardConfig = Field(default_factory=EpisodeRewardConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
-    kl: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Fields of `training.kl.KLConfig` (mode: none|reward|loss, coef, "
-        "estimator, controller, target_kl, horizon, stop_kl, stop_patience); validated when the trainer "
-        "is built.",
-    )
+    kl: KLConfig = Field(default_factory=KLConfig, description="KL to the reference policy (`config.kl`).")
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _registered(cls, name: object) -> object:
+        if name not in ALGORITHM_NAMES:  # worded like the registry's getter
+            raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {sorted(ALGORITHM_NAMES)}")
+        return name
+
+    @model_validator(mode="after")
+    def _heldout_unseen_by_sft(self) -> TrainingConfig:
+        """With the embedded model, RL's held-out constants must be the ones its SFT held out too."""
+        sft = self.embedded.data
+        if self.model != "embedded" or sft.synthetic_per_family == 0:
+            return self  # an unknown model's SFT data, or an SFT that saw no synthetic instance
+        pairs = (
+            ("data.heldout_fraction", self.data.heldout_fraction,
+             "embedded.data.synthetic_heldout_fraction", sft.synthetic_heldout_fraction),
+            ("data.split_seed", self.data.split_seed, "embedded.data.synthetic_seed", sft.synthetic_seed),
+        )
+        differ = [f"{a} ({x}) != {b} ({y})" for a, x, b, y in pairs if x != y]
+        if differ:
+            raise ValueError(
+                f"{'; '.join(differ)}: the held-out constants would not be the ones the embedded model's "
+                "SFT held out, so SFT trained on some of them; set each pair to the same value"
+            )
+        return self
 
     def model_path(self) -> Path | None:
         return None if self.model == "embedded" else Path(self.model).expanduser()

@@ -1,7 +1,8 @@
-"""RL training: token-exact trajectories, verl interop, algorithm specs and losses, critic, KL, auditor.
+"""RL training: the trainer and its config, token-exact trajectories, verl interop, algorithm specs and
+losses, the critic's value head, KL, the auditor.
 
-Names from modules that import verl (slow to import: ray, hydra, vLLM glue) load on first access, so
-``import coding_framework.training`` stays cheap for code that only needs trajectories.
+Names from modules that import verl or transformers (slow to import: ray, hydra, vLLM glue) load on first
+access, so ``import coding_framework.training`` stays cheap for code that only needs trajectories.
 """
 
 from __future__ import annotations
@@ -9,30 +10,35 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from coding_framework.config.algorithm import AlgorithmOverrides
+from coding_framework.config.kl import KLConfig
+from coding_framework.config.training import TrainingConfig
 from coding_framework.training.algorithms import ALGORITHMS, AlgorithmSpec, get_algorithm, register_algorithm
 from coding_framework.training.auditor import AuditIssue, AuditReport, audit
+from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.trajectory import CallSpan, Trajectory, from_records, trajectories_from_episode
-from coding_framework.training.value_head import Critic, ValueHead
+from coding_framework.training.value_head import ValueHead
 
 _LAZY = {
+    "Trainer": "trainer", "configure": "trainer", "RunScope": "run_scope",
     "compute_advantages": "losses", "policy_loss": "losses", "value_loss": "losses",
     "dynamic_sampling_filter": "losses", "rows_for_update": "losses",
     "to_agent_loop_output": "verl_interop", "from_agent_loop_output": "verl_interop",
     "to_data_proto": "verl_interop", "from_data_proto": "verl_interop",
-    "KLConfig": "kl", "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
+    "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
     "make_controller": "kl", "response_log_probs": "kl",
     "CodingAgentLoop": "verl_agent_loop", "ServerManagerEngine": "verl_agent_loop",
     "verl_dataset_rows": "verl_agent_loop", "write_verl_dataset": "verl_agent_loop",
 }
 
 __all__ = [
-    "ALGORITHMS", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan", "CodingAgentLoop", "Critic",
-    "KLConfig", "KLMonitor", "ReferencePolicy", "ServerManagerEngine", "Trajectory", "ValueHead", "audit",
-    "compute_advantages", "dynamic_sampling_filter", "from_agent_loop_output", "from_data_proto",
-    "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "make_controller", "policy_loss",
-    "register_algorithm", "response_log_probs", "rows_for_update",
-    "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss", "verl_dataset_rows",
-    "write_verl_dataset",
+    "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",
+    "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",
+    "StepRecord", "Trainer", "TrainingConfig", "TrainingResults", "Trajectory", "ValueHead", "audit",
+    "compute_advantages", "configure", "dynamic_sampling_filter", "from_agent_loop_output",
+    "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "make_controller",
+    "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update", "to_agent_loop_output",
+    "to_data_proto", "trajectories_from_episode", "value_loss", "verl_dataset_rows", "write_verl_dataset",
 ]
 
 

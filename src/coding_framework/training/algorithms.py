@@ -6,6 +6,10 @@ DAPO's clip-higher), whether a critic is trained and whether zero-variance group
 
 Registry: ``ALGORITHMS`` (a dict), ``register_algorithm`` (a decorator on a spec factory) and
 ``get_algorithm`` (the getter, whose error lists the valid names), like verl's ``core_algos``.
+
+A ``TrainingConfig`` names an algorithm and overrides spec fields through ``config.algorithm``
+(``AlgorithmName``, ``AlgorithmOverrides``), which a test pins to this registry and to ``AlgorithmSpec``:
+adding an algorithm is a factory here plus its name there (see that module's docstring).
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-LossAggMode = Literal["token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean",
-                      "seq-mean-token-sum-norm"]
+from coding_framework.config.algorithm import LossAggMode
+
+__all__ = ["ALGORITHMS", "AlgorithmSpec", "LossAggMode", "SpecFactory", "get_algorithm", "register_algorithm"]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Layout: ``<root>/step-000010/`` holds whatever the trainer writes (model, optimi
 ``manifest.json``, listing every file with its size and SHA-256. A checkpoint is written into a hidden
 temporary directory, every file and the directory are fsynced, the manifest is written last, and only
 then is the directory renamed into place (an atomic rename on one filesystem). Loading checks the
-manifest against the files and falls back to the next older checkpoint when one does not verify.
+manifest against the files and falls back to the next older checkpoint when one does not verify;
+``latest_and_rejected`` also says which were skipped, naming the file at fault, for the trainer to report.
 """
 
 from __future__ import annotations
@@ -29,8 +30,17 @@ FORMAT = 1
 _NAME = re.compile(r"^step-(\d{6,})$")
 
 
+__all__ = ["MANIFEST", "Checkpoint", "CheckpointError", "CheckpointManager", "Rejected", "verify"]
+
+
 class CheckpointError(RuntimeError):
-    """A checkpoint is missing, incomplete or corrupted; the message says which file and why."""
+    """A checkpoint is missing, incomplete or corrupted; the message says which file and why, ``file`` is
+    that file and ``reason`` the why alone."""
+
+    def __init__(self, file: Path, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file = file
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,15 @@ class Checkpoint:
     step: int
     path: Path
     manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A checkpoint that did not verify: its directory, the file at fault and why."""
+
+    path: Path
+    file: Path
+    reason: str
 
 
 def _sha256(path: Path) -> str:
@@ -69,21 +88,21 @@ def verify(path: Path) -> dict[str, Any]:
     """The manifest of the checkpoint at ``path``, after checking every file against it."""
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
-        raise CheckpointError(f"{path}: no {MANIFEST} (the checkpoint was not finished)")
+        raise CheckpointError(manifest_path, "missing (the checkpoint was not finished)")
     try:
         manifest = json.loads(manifest_path.read_text())
         files: dict[str, dict[str, Any]] = manifest["files"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{manifest_path}: unreadable manifest ({exc})") from None
+        raise CheckpointError(manifest_path, f"unreadable manifest ({exc})") from None
     present = {p.relative_to(path).as_posix() for p in _files(path)}
     if missing := sorted(set(files) - present):
-        raise CheckpointError(f"{path}: files listed in the manifest are missing: {missing}")
+        raise CheckpointError(path / missing[0], f"listed in the manifest, missing (all missing: {missing})")
     if extra := sorted(present - set(files)):
-        raise CheckpointError(f"{path}: files not in the manifest: {extra}")
+        raise CheckpointError(path / extra[0], f"not in the manifest (all unlisted: {extra})")
     for name, meta in files.items():
         file = path / name
         if file.stat().st_size != meta["size"] or _sha256(file) != meta["sha256"]:
-            raise CheckpointError(f"{file}: size or checksum does not match the manifest (corrupted)")
+            raise CheckpointError(file, "size or checksum does not match the manifest (corrupted)")
     return manifest
 
 
@@ -140,13 +159,22 @@ class CheckpointManager:
 
     def latest(self) -> Checkpoint | None:
         """The newest checkpoint that verifies; broken ones are skipped with a warning."""
+        return self.latest_and_rejected()[0]
+
+    def latest_and_rejected(self) -> tuple[Checkpoint | None, list[Rejected]]:
+        """The newest checkpoint that verifies (None: none does), and the newer ones that did not."""
+        rejected: list[Rejected] = []
         for step in reversed(self.steps()):
             path = self.path_for(step)
             try:
-                return Checkpoint(step, path, verify(path))
-            except (CheckpointError, OSError) as exc:
-                log.warning("checkpoint_rejected", path=str(path), reason=str(exc))
-        return None
+                return Checkpoint(step, path, verify(path)), rejected
+            except CheckpointError as exc:
+                rejected.append(Rejected(path, exc.file, exc.reason))
+            except OSError as exc:
+                rejected.append(Rejected(path, Path(exc.filename or path), exc.strerror or str(exc)))
+            log.warning("checkpoint_rejected", path=str(path), file=str(rejected[-1].file),
+                        reason=rejected[-1].reason)
+        return None, rejected
 
     def _prune(self) -> None:
         for step in self.steps()[: -self.keep_last]:

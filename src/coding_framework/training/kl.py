@@ -1,6 +1,6 @@
 """KL regularization against a frozen reference policy, with verl's controllers and an early-stop guard.
 
-Two places to put the KL (``KLConfig.mode``):
+Two places to put the KL (``KLConfig.mode``, settings in ``config.kl``):
 
 * ``reward``: subtract ``beta * KL(t)`` from each generated token's reward before advantages, as
   verl's ``apply_kl_penalty`` does (Ziegler et al., https://arxiv.org/abs/1909.08593). ``beta`` comes from
@@ -15,43 +15,28 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Literal
+from typing import cast
 
 import torch
-from pydantic import Field, model_validator
 from verl.trainer.config import KLControlConfig
 from verl.trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
 
-from coding_framework.config import StrictModel
+from coding_framework.config.kl import KLConfig, KLEstimator
 
-KLEstimator = Literal["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "k1+", "k3+", "low_var_kl+"]
+__all__ = [
+    "KLConfig", "KLController", "KLEstimator", "KLMonitor", "ReferencePolicy", "kl_in_reward", "kl_loss",
+    "kl_per_token", "make_controller", "response_log_probs",
+]
+
 KLController = core_algos.FixedKLController | core_algos.AdaptiveKLController
 
 
-class KLConfig(StrictModel):
-    """Where the KL to the reference goes, how it is estimated and weighted, and when it stops training."""
-
-    mode: Literal["none", "reward", "loss"] = Field(
-        "none", description="`reward`: penalize token rewards; `loss`: add to the policy loss; `none`: no "
-        "reference model is kept at all.")
-    estimator: KLEstimator = Field("low_var_kl", description="Per-token estimator (verl `kl_penalty` name).")
-    coef: float = Field(0.001, ge=0, description="Initial beta (`reward`) or the KL loss weight (`loss`).")
-    controller: Literal["fixed", "adaptive"] = Field(
-        "fixed", description="`adaptive` moves beta toward `target_kl` (mode `reward` only).")
-    target_kl: float = Field(0.1, gt=0, description="Adaptive controller: the per-token KL it aims at.")
-    horizon: int = Field(10000, gt=0, description="Adaptive controller: samples over which beta adapts.")
-    stop_kl: float | None = Field(
-        None, gt=0, description="Early-stop when the mean per-token KL to the reference exceeds this for "
-        "`stop_patience` consecutive steps; null never stops.")
-    stop_patience: int = Field(1, ge=1, description="Consecutive over-threshold steps before stopping.")
-
-    @model_validator(mode="after")
-    def _adaptive_needs_reward(self) -> KLConfig:
-        if self.controller == "adaptive" and self.mode != "reward":
-            raise ValueError("kl.controller: adaptive adjusts the reward penalty; set kl.mode: reward or use "
-                             "kl.controller: fixed")
-        return self
+def kl_per_token(log_prob: torch.Tensor, ref_log_prob: torch.Tensor, estimator: KLEstimator) -> torch.Tensor:
+    """(B, R) per-token KL estimate from (B, R) logprobs, by verl's ``kl_penalty`` (unmasked)."""
+    # verl annotates torch.FloatTensor, the legacy CPU type; any float tensor on any device is what it takes.
+    return core_algos.kl_penalty(cast(torch.FloatTensor, log_prob), cast(torch.FloatTensor, ref_log_prob),
+                                 kl_penalty=estimator)
 
 
 def make_controller(config: KLConfig) -> KLController:
@@ -68,7 +53,7 @@ def kl_in_reward(token_level_scores: torch.Tensor, old_log_prob: torch.Tensor, r
     All tensors (B, R). ``old_log_prob`` are the policy's logprobs of the sampled tokens, ``ref_log_prob``
     the reference's. Same arithmetic as verl's ``ray_trainer.apply_kl_penalty``.
     """
-    kld = core_algos.kl_penalty(old_log_prob, ref_log_prob, kl_penalty=estimator) * response_mask  # (B, R)
+    kld = kl_per_token(old_log_prob, ref_log_prob, estimator) * response_mask  # (B, R)
     beta = controller.value
     rewards = token_level_scores - beta * kld  # (B, R)
     current = masked_mean(kld, mask=response_mask, axis=-1).mean().item()  # mean over rows of per-row means
@@ -80,7 +65,7 @@ def kl_loss(log_prob: torch.Tensor, ref_log_prob: torch.Tensor, response_mask: t
             estimator: KLEstimator = "low_var_kl",
             loss_agg_mode: str = "token-mean") -> tuple[torch.Tensor, dict[str, float]]:
     """The KL loss (scalar, grad through ``log_prob``), aggregated like the policy loss, as verl's actor."""
-    kld = core_algos.kl_penalty(logprob=log_prob, ref_logprob=ref_log_prob, kl_penalty=estimator)  # (B, R)
+    kld = kl_per_token(log_prob, ref_log_prob, estimator)  # (B, R)
     mask = response_mask.to(kld.dtype)
     loss = core_algos.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode=loss_agg_mode)
     return loss, {"kl/loss": float(loss.detach())}

@@ -7,29 +7,35 @@ and bumps the engine's policy version. Everything random is derived from the see
 the rest of the state is checkpointed, so ``resume`` continues a killed run exactly (on CPU, with
 the same thread count). Rewards that time code (``efficiency``) are the exception: keep their weight
 at 0 where bit-exact resumes matter.
+
+The policy samples and trains on ``config.device``, or on the device of the engine passed in. The global
+state a run sets (RNG seeds, thread count, progress bars, a frozen heap) lasts from ``Trainer(...)`` to
+the end of ``run()`` (or ``close()``) and is then put back (``run_scope.RunScope``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
+import os
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from transformers import AutoModelForCausalLM, AutoTokenizer
-from transformers.utils import logging as transformers_logging
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
-from coding_framework.llm.local import LocalEngine
+from coding_framework.llm.base import EngineError
+from coding_framework.llm.local import LocalEngine, resolve_device
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, builtin_problems, reserved_split, synthetic_split
 from coding_framework.rewards import CompositeReward
@@ -38,11 +44,11 @@ from coding_framework.training.auditor import audit
 from coding_framework.training.batch import TrajectoryBatch
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.kl import KLConfig
 from coding_framework.training.losses import rows_for_update
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.rollout import collect, derive_seed, step_workflow
+from coding_framework.training.run_scope import RunScope
 from coding_framework.training.schedule import ProblemSampler, temperature_at
 from coding_framework.training.scoring import (
     RunningMoments,
@@ -54,23 +60,33 @@ from coding_framework.training.scoring import (
 from coding_framework.training.tracking import Trackers
 from coding_framework.training.update import PolicyUpdate
 
+__all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer", "configure", "resolve_spec", "resume_point",
+           "split_problems", "training_device"]
+
 log = get_logger(__name__)
 
 CONFIG_FILE = "config.json"
 FINAL_MODEL = "final_model"
 
 
-def resolve_spec(config: TrainingConfig) -> tuple[AlgorithmSpec, KLConfig]:
-    """The algorithm spec and KL settings ``config`` names, or a ConfigError saying how to fix them."""
+def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
+    """The registry's spec for ``config.algorithm`` with ``algo.overrides`` applied, or a ConfigError
+    saying which value the spec rejects (the names were checked when the config loaded)."""
     try:
-        spec = get_algorithm(config.algorithm, **config.algo.overrides)
+        return get_algorithm(config.algorithm, **config.algo.overrides.replaced())
     except ValueError as exc:
         raise ConfigError(f"algorithm / algo.overrides: {exc}") from None
+
+
+def training_device(config: TrainingConfig) -> torch.device:
+    """``device: auto`` is CUDA when torch sees a GPU, else CPU; ``cuda`` without one is a ConfigError."""
     try:
-        kl = KLConfig.model_validate(config.kl)
-    except ValueError as exc:
-        raise ConfigError(f"kl: {exc}") from None
-    return spec, kl
+        return resolve_device(config.device)
+    except EngineError:
+        raise ConfigError(
+            "device: cuda, but torch sees no CUDA device; set device: auto or cpu, or install a CUDA "
+            "build of torch"
+        ) from None
 
 
 def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:
@@ -101,14 +117,6 @@ def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]
     return train, heldout[: data.heldout_limit] if data.heldout_limit else heldout
 
 
-def seed_everything(seed: int, threads: int | None) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    if threads:
-        torch.set_num_threads(threads)
-
-
 def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
     path = config.model_path()
     if path is None:
@@ -120,29 +128,86 @@ def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
     return path
 
 
+def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:
+    """The newest checkpoint that verifies. Each rejected one (its directory, the file at fault and why)
+    and the step the run goes on from are written to stderr whatever the log level: a broken newest
+    checkpoint means that steps are trained again, which the user must learn."""
+    ckpt, rejected = checkpoints.latest_and_rejected()
+    for r in rejected:
+        _notice(f"resume: rejected checkpoint {r.path}: {os.path.relpath(r.file, r.path)}: {r.reason}")
+    if ckpt is not None:
+        _notice(f"resume: continuing from step {ckpt.step} ({ckpt.path})")
+    else:
+        found = "no checkpoint verifies" if rejected else "no checkpoint"
+        _notice(f"resume: {found} in {checkpoints.root}; starting from step 0")
+    return ckpt
+
+
+def _policy(engine: LocalEngine, config: TrainingConfig) -> PreTrainedModel:
+    """The engine's model, which the trainer updates in place and saves: a transformers model on the
+    configured device (any device when ``device: auto``)."""
+    model = getattr(engine, "model", None)
+    if not isinstance(model, PreTrainedModel):
+        raise TypeError(
+            f"the engine's model is a {type(model).__name__}; the trainer updates and saves a "
+            "transformers PreTrainedModel in place: pass a LocalEngine over one"
+        )
+    if config.device != "auto" and engine.device.type != config.device:
+        raise ConfigError(
+            f"device: {config.device}, but the engine passed to the trainer runs on {engine.device}; "
+            "set device: auto (or the engine's device)"
+        )
+    return model
+
+
 class Trainer:
-    """One run in ``run_dir``. ``resume`` continues from its newest valid checkpoint (or starts fresh)."""
+    """One run in ``run_dir``. ``resume`` continues from its newest valid checkpoint (or starts fresh).
+
+    ``engine``: the LocalEngine whose model is trained in place (its ``model``, ``tokenizer`` and
+    ``device`` are used; ``config.model`` is then not loaded). Default: one over ``config.model`` on
+    ``config.device``. The global state the run sets is restored when ``run()`` returns or raises; a
+    trainer that is built but never run gives it back with ``close()`` (or a ``with`` block).
+    """
 
     def __init__(
-        self, config: TrainingConfig, run_dir: str | Path, *, resume: bool = False, progress: bool = True
+        self,
+        config: TrainingConfig,
+        run_dir: str | Path,
+        *,
+        engine: LocalEngine | None = None,
+        resume: bool = False,
+        progress: bool = True,
     ) -> None:
         self.config, self.run_dir, self.resume, self.progress = config, Path(run_dir), resume, progress
-        transformers_logging.disable_progress_bar()  # save_pretrained's bars would interleave with ours
-        self.spec, self.kl = resolve_spec(config)
+        self.scope = RunScope()
+        try:
+            self._build(engine)
+        except BaseException:
+            self.scope.close()
+            raise
+
+    def _build(self, engine: LocalEngine | None) -> None:
+        config = self.config
+        self.scope.quiet_progress_bars()  # save_pretrained's bars would interleave with ours
+        self.spec, self.kl = resolve_spec(config), config.kl
+        device = training_device(config) if engine is None else None
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._check_run_dir()
-        seed_everything(config.seed, config.threads)
-        self.model_dir = base_model_dir(config, progress)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32)
-        self.engine = LocalEngine(
-            model,
-            self.tokenizer,
-            device="cpu",
-            policy_version="0",
-            max_batch_size=config.rollout.max_batch_size,
-        )
-        self.model = self.engine.model
+        self.scope.seed(config.seed, config.threads)
+        if engine is None:
+            model_dir = base_model_dir(config, self.progress)
+            tokenizer = AutoTokenizer.from_pretrained(model_dir)
+            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+            engine = LocalEngine(
+                model,
+                tokenizer,
+                device=device,
+                policy_version="0",
+                max_batch_size=config.rollout.max_batch_size,
+            )
+        self.engine = engine
+        self.model = _policy(engine, config)
+        self.tokenizer = engine.tokenizer
         self.train_problems, self.heldout = split_problems(config)
         self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
         self.updater = PolicyUpdate(
@@ -161,13 +226,29 @@ class Trainer:
         self.step = 0
         # Imports, model and problems live for the whole run: frozen, they leave the full collections that
         # every rollout's many short-lived episode states trigger (benchmarks/orchestration_overhead.py).
-        gc.collect()
-        gc.freeze()
+        self.scope.freeze_gc()
+
+    def close(self) -> None:
+        """Put back the global state this trainer set (``run()`` does it when it ends)."""
+        self.scope.close()
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _same_config(self, saved: Path) -> bool:
+        """Whether ``saved`` holds this run's config; fields added since it was written take defaults."""
+        try:
+            return TrainingConfig.model_validate(json.loads(saved.read_text())) == self.config
+        except ValueError:  # not JSON, or no longer a valid config
+            return False
 
     def _check_run_dir(self) -> None:
         saved = self.run_dir / CONFIG_FILE
         current = self.config.model_dump(mode="json")
-        if self.resume and saved.is_file() and json.loads(saved.read_text()) != current:
+        if self.resume and saved.is_file() and not self._same_config(saved):
             raise ConfigError(
                 f"{self.run_dir} was started with a different configuration ({saved}); resume it with "
                 "the same config and seed, or train into a new --run-dir"
@@ -203,7 +284,8 @@ class Trainer:
     def _restore(self, ckpt: Checkpoint) -> None:
         loaded = AutoModelForCausalLM.from_pretrained(ckpt.path / "model", dtype=torch.float32)
         self.model.load_state_dict(loaded.state_dict())
-        blob = torch.load(ckpt.path / "trainer.pt", weights_only=False)
+        # On the CPU: the RNG states must stay there; optimizer states move to their parameters' device.
+        blob = torch.load(ckpt.path / "trainer.pt", weights_only=False, map_location="cpu")
         self.updater.load_state_dict(blob["update"])
         random.setstate(blob["rng"]["python"])
         np.random.set_state(blob["rng"]["numpy"])
@@ -300,8 +382,18 @@ class Trainer:
     # -- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> TrainingResults:
+        """Train, evaluate and save; the global state is restored when it returns or raises. Runs once."""
+        if self.scope.closed:
+            raise RuntimeError("this Trainer has finished or was closed; build a new one (resume=True "
+                               "continues its run)")
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> TrainingResults:
         start = time.perf_counter()
-        ckpt = self.checkpoints.latest() if self.resume else None
+        ckpt = resume_point(self.checkpoints) if self.resume else None
         if ckpt is not None:
             self._restore(ckpt)
         trackers = Trackers(self.config.tracking, self.run_dir, resume=self.resume)
@@ -313,7 +405,7 @@ class Trainer:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
                 results = self._loop(grader, reward_fn, trackers, start)
             results.registered_model = trackers.log_model(
-                results.final_model_dir, self.config.tracking.registered_model
+                self.run_dir / FINAL_MODEL, self.config.tracking.registered_model
             )
             results.mlflow_run_id = trackers.run_id
             results.seconds = time.perf_counter() - start
@@ -410,6 +502,10 @@ class Trainer:
         )
 
 
+def _notice(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _progress_info(metrics: dict[str, float]) -> str:
     parts = [f"reward {metrics['reward_mean']:.3f}", f"pass {metrics['pass_rate']:.2f}"]
     if "heldout_pass@1" in metrics:
@@ -425,14 +521,19 @@ def configure(
     algorithm: str | None = None,
     episodes: int | None = None,
     seed: int | None = None,
+    device: str | None = None,
 ) -> TrainingConfig:
-    """``base`` with the algorithm, seed and, from an episode budget, the number of steps replaced."""
-    update: dict[str, Any] = {
-        k: v for k, v in {"algorithm": algorithm, "seed": seed}.items() if v is not None
-    }
+    """``base`` with the algorithm, seed, device and, from an episode budget, the number of steps
+    replaced; a value the config rejects is a ConfigError naming the field."""
+    given = {"algorithm": algorithm, "seed": seed, "device": device}
+    update: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if episodes is not None:
         if episodes < 1:
             raise ConfigError(f"episodes must be at least 1, got {episodes}")
         per_step = base.rollout.problems_per_step * base.rollout.group_size
         update["steps"] = -(-episodes // per_step)
-    return TrainingConfig.model_validate({**base.model_dump(), **update})
+    try:
+        return TrainingConfig.model_validate({**base.model_dump(), **update})
+    except ValidationError as exc:
+        problems = (f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError("; ".join(problems)) from None

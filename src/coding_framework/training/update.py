@@ -2,27 +2,32 @@
 loss, optional critic and KL terms, gradient accumulation over micro-batches and gradient clipping.
 
 Nothing here branches on the algorithm's name: the ``AlgorithmSpec`` says whether a critic is trained
-and how losses aggregate; ``losses`` calls verl's estimator and loss for it.
+and how losses aggregate; ``losses`` calls verl's estimator and loss for it. Everything runs on the
+policy's device: the critic is created there and each batch is moved there before it is scored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+from transformers import PreTrainedModel
 from verl.trainer.ppo import core_algos
 
+from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 from coding_framework.training.batch import TrajectoryBatch, last_token_rewards, score
 from coding_framework.training.kl import (
-    KLConfig,
     KLMonitor,
     ReferencePolicy,
     kl_in_reward,
     kl_loss,
+    kl_per_token,
     make_controller,
 )
 from coding_framework.training.losses import compute_advantages, policy_loss, value_loss
@@ -45,8 +50,18 @@ def _chunks(rows: Sequence[int], size: int) -> list[list[int]]:
     return [list(rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
-def _trim(t: torch.Tensor | None, rows: list[int], width: int) -> torch.Tensor | None:
-    return None if t is None else t[rows, :width]
+def _trim(t: torch.Tensor, rows: list[int], width: int) -> torch.Tensor:
+    return t[rows, :width]
+
+
+def _on(batch: TrajectoryBatch, device: torch.device) -> TrajectoryBatch:
+    """``batch`` with its tensors on ``device`` (itself, tensor for tensor, when they already are)."""
+    moved = {
+        f.name: getattr(batch, f.name).to(device)
+        for f in dataclasses.fields(batch)
+        if isinstance(getattr(batch, f.name), torch.Tensor)
+    }
+    return dataclasses.replace(batch, prompts=[p.to(device) for p in batch.prompts], **moved)
 
 
 def _micro_weight(mode: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) -> float:
@@ -64,7 +79,7 @@ class PolicyUpdate:
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: PreTrainedModel,
         spec: AlgorithmSpec,
         algo: AlgoConfig,
         optim: OptimConfig,
@@ -74,6 +89,7 @@ class PolicyUpdate:
     ) -> None:
         self.model, self.spec, self.algo, self.optim, self.kl = model, spec, algo, optim, kl
         self.seed = seed
+        self.device = next(model.parameters()).device
         steps = total_steps * algo.epochs * algo.minibatches
         self.optimizer = torch.optim.AdamW(
             model.parameters(),
@@ -90,7 +106,7 @@ class PolicyUpdate:
         self.critic: ValueHead | None = None
         self.critic_optimizer: torch.optim.Optimizer | None = None
         if spec.needs_critic:
-            self.critic = ValueHead(model.config.hidden_size)
+            self.critic = ValueHead(model.config.hidden_size).to(self.device)
             self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=optim.critic_lr)
         keep_reference = kl.mode != "none" or kl.stop_kl is not None
         self.reference = ReferencePolicy(model).model if keep_reference else None
@@ -103,12 +119,13 @@ class PolicyUpdate:
     def prepare(self, batch: TrajectoryBatch) -> tuple[Prepared, dict[str, float]]:
         """Reference logprobs, critic values, KL-shaped token rewards and advantages for ``batch``."""
         metrics: dict[str, float] = {}
+        batch = _on(batch, self.device)
         ref = self._forward_all(batch, self.reference) if self.reference is not None else None
         values = self._values_all(batch) if self.critic is not None else None
         scores = last_token_rewards(batch, batch.rewards)  # (B, R)
         mask = batch.response_mask
         if ref is not None:
-            kld = core_algos.kl_penalty(batch.old_logprobs, ref, kl_penalty=self.kl.estimator) * mask
+            kld = kl_per_token(batch.old_logprobs, ref, self.kl.estimator) * mask
             metrics["kl/ref"] = float(kld.sum() / mask.sum().clamp(min=1))
             if self.kl.mode == "reward":
                 scores, m = kl_in_reward(
@@ -142,6 +159,7 @@ class PolicyUpdate:
 
     def step(self, batch: TrajectoryBatch, step: int) -> dict[str, float]:
         """``epochs`` passes over ``batch`` in ``minibatches`` optimizer steps each; the step's metrics."""
+        batch = _on(batch, self.device)
         prepared, metrics = self.prepare(batch)
         sums: dict[str, list[float]] = defaultdict(list)
         for epoch in range(self.algo.epochs):
@@ -152,7 +170,7 @@ class PolicyUpdate:
                 for k, v in self._minibatch(batch, prepared, mini).items():
                     sums[k].append(v)
         metrics.update({k: sum(v) / len(v) for k, v in sums.items()})
-        metrics["charts/lr"] = self.scheduler.get_last_lr()[0]
+        metrics["charts/lr"] = float(self.scheduler.get_last_lr()[0])
         metrics["kl/coef"] = float(self.controller.value)
         return metrics
 
@@ -189,6 +207,7 @@ class PolicyUpdate:
         width = sub.response_mask.shape[1]
         mask = sub.response_mask
         scored = score(self.model, sub, entropy=True)
+        assert scored.entropy is not None  # asked for
         adv = _trim(prepared.advantages, rows, width)
         loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask)
         entropy = core_algos.agg_loss(
@@ -222,8 +241,8 @@ class PolicyUpdate:
 
     # -- checkpointing ---------------------------------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, object]:
-        state: dict[str, object] = {
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "kl_coef": float(self.controller.value),
@@ -236,7 +255,7 @@ class PolicyUpdate:
             state["reference"] = self.reference.state_dict()
         return state
 
-    def load_state_dict(self, state: dict[str, object]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.controller.value = state["kl_coef"]
