@@ -126,18 +126,17 @@ def run_ours(args: argparse.Namespace, model_dir: Path, work: Path) -> dict[str,
     from coding_framework.training.trainer import Trainer
 
     cfg = _training_config(args, model_dir)
-    trainer = Trainer(cfg, work / "ours", progress=False)
     rewards = []
-    with Grader(cfg.workflow.sandbox) as grader:
+    final = work / "ours-final"
+    with Trainer(cfg, work / "ours", progress=False) as trainer, Grader(cfg.workflow.sandbox) as grader:
         reward_fn = CompositeReward(cfg.reward.function, grader=grader)
         start = time.perf_counter()
         for _ in range(args.steps):
             rewards.append(trainer.train_step(grader, reward_fn)["reward_mean"])
             trainer.step += 1
         seconds = time.perf_counter() - start
-    final = work / "ours-final"
-    trainer.model.save_pretrained(final)
-    trainer.tokenizer.save_pretrained(final)
+        trainer.model.save_pretrained(final)
+        trainer.tokenizer.save_pretrained(final)
     return _side("ours", args, seconds, rewards, final)
 
 

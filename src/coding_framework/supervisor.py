@@ -311,15 +311,17 @@ class CodingSupervisor:
         config: TrainingConfig | str | Path | None = None,
         run_dir: str | Path | None = None,
         seed: int | None = None,
+        device: str | None = None,
         resume: bool = False,
         progress: bool = True,
     ) -> TrainingResults:
         """RL-train the Generator through this workflow (see ``coding_framework.training.trainer``).
 
         ``config`` is a ``TrainingConfig``, a YAML path or a shipped config's name (e.g. ``ppo_basic``;
-        default: this supervisor's workflow with the training defaults); ``algorithm`` and ``seed`` replace
-        the config's when given; ``episodes`` sets the steps to ``ceil(episodes / (problems_per_step *
-        group_size))``. Afterwards ``solve``/``evaluate`` use the trained model.
+        default: this supervisor's workflow with the training defaults). ``algorithm``, ``seed`` and
+        ``device`` (auto|cpu|cuda) replace the config's when given; ``episodes`` sets the steps to
+        ``ceil(episodes / (problems_per_step * group_size))``. Afterwards ``solve``/``evaluate`` use the
+        trained model. Seeds, thread count and other process-wide state are restored when it returns.
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
@@ -331,7 +333,7 @@ class CodingSupervisor:
             base = load_config(TrainingConfig, config)
         else:
             base = TrainingConfig(workflow=self.config)
-        cfg = configure(base, algorithm=algorithm, episodes=episodes, seed=seed)
+        cfg = configure(base, algorithm=algorithm, episodes=episodes, seed=seed, device=device)
         out = Path(run_dir) if run_dir is not None else Path("runs") / f"{cfg.algorithm}-seed{cfg.seed}"
         results = run_sync(
             lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run())

@@ -9,6 +9,7 @@ import typer
 
 from coding_framework.cli.main import app
 from coding_framework.cli.output import fail, print_result_line
+from coding_framework.config.algorithm import ALGORITHM_NAMES
 
 
 @app.command()
@@ -17,7 +18,7 @@ def train(
         Path, typer.Option(help="Where checkpoints, MLflow store, report and final model go.")
     ],
     algorithm: Annotated[
-        str | None, typer.Option(help="grpo | ppo | rloo | reinforce_pp | dapo (default: the config's).")
+        str | None, typer.Option(help=f"{' | '.join(ALGORITHM_NAMES)} (default: the config's).")
     ] = None,
     config: Annotated[
         str | None,
@@ -31,6 +32,9 @@ def train(
     ] = False,
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Override the config's number of steps.")] = None,
+    device: Annotated[
+        str | None, typer.Option(help="auto | cpu | cuda: where the policy trains (default: the config's).")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
 ) -> None:
     """Train with RL; the last stdout line is a JSON object with the final metrics."""
@@ -42,9 +46,8 @@ def train(
     from coding_framework.training.trainer import Trainer
 
     try:
-        cfg = load_config(
-            TrainingConfig, config, overrides={"algorithm": algorithm, "seed": seed, "steps": steps}
-        )
+        flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device}
+        cfg = load_config(TrainingConfig, config, overrides=flags)
         results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
         fail(str(exc))

@@ -4,6 +4,7 @@
 """
 
 from coding_framework.config.agents import AgentsConfig, ExecutorConfig, GeneratorConfig, ReviewerConfig
+from coding_framework.config.algorithm import AlgorithmOverrides
 from coding_framework.config.embedded import (
     ArchitectureConfig,
     EmbeddedModelConfig,
@@ -15,6 +16,7 @@ from coding_framework.config.embedded import (
 )
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
+from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
@@ -37,6 +39,7 @@ from coding_framework.config.training import (
 __all__ = [
     "AgentsConfig",
     "AlgoConfig",
+    "AlgorithmOverrides",
     "ArchitectureConfig",
     "AuditConfig",
     "CheckpointConfig",
@@ -49,6 +52,7 @@ __all__ = [
     "ExecutorConfig",
     "GeneratorConfig",
     "GraphConfig",
+    "KLConfig",
     "LLMConfig",
     "OptimConfig",
     "PhaseConfig",

@@ -67,11 +67,12 @@ class SFTDataConfig(StrictModel):
         0.25,
         gt=0,
         lt=1,
-        description="`synthetic_split`'s heldout_fraction; keep it equal to the evaluation's.",
+        description="`synthetic_split`'s heldout_fraction; `TrainingConfig` requires `data.heldout_fraction` "
+        "to equal it, so held-out constants stay unseen by SFT.",
     )
     synthetic_seed: int = Field(
         0,
-        description="`synthetic_split`'s seed; held-out constants stay unseen only if it equals the eval's.",
+        description="`synthetic_split`'s seed; `TrainingConfig` requires `data.split_seed` to equal it.",
     )
     habit_share: float = Field(
         0.65,

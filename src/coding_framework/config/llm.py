@@ -46,7 +46,9 @@ class LLMConfig(StrictModel):
     timeout_s: float = Field(120.0, gt=0, description="openai: per-request timeout.")
     max_retries: int = Field(3, ge=0, description="openai: retries on connection errors and 5xx.")
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
-    embedded: EmbeddedModelConfig = Field(default_factory=EmbeddedModelConfig, description="How the embedded model is built.")
+    embedded: EmbeddedModelConfig = Field(
+        default_factory=EmbeddedModelConfig, description="How the embedded model is built."
+    )
 
     @model_validator(mode="after")
     def _backend_fields(self) -> LLMConfig:

@@ -103,9 +103,10 @@ def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torc
             cache.batch_repeat_interleave(n)
         p = prompt.shape[1]
         w = int(batch.response_len[rows].max())  # this group's own width: one-round rows are short
-        real = torch.arange(w) < batch.response_len[rows].unsqueeze(-1)  # (n, w)
-        attn = torch.cat([torch.ones(n, p, dtype=torch.long), real.long()], dim=1)  # (n, P + w)
-        positions = (p + torch.arange(w)).expand(n, w)  # (n, w)
+        dev = prompt.device
+        real = torch.arange(w, device=dev) < batch.response_len[rows].unsqueeze(-1)  # (n, w)
+        attn = torch.cat([torch.ones(n, p, dtype=torch.long, device=dev), real.long()], dim=1)  # (n, P + w)
+        positions = (p + torch.arange(w, device=dev)).expand(n, w)  # (n, w)
         h = decoder(
             input_ids=batch.response_ids[rows, :w],
             attention_mask=attn,
@@ -128,18 +129,19 @@ def score(model: PreTrainedModel, batch: TrajectoryBatch, entropy: bool = False)
     logits = model.get_output_embeddings()(h[sel]).float()  # (N, V)
     logp_all = torch.log_softmax(logits, dim=-1)  # (N, V)
     picked = logp_all.gather(-1, batch.response_ids[sel].unsqueeze(-1)).squeeze(-1)  # (N,)
-    logprobs = torch.zeros(sel.shape, dtype=torch.float32).masked_scatter(sel, picked)  # (B, R)
+    logprobs = torch.zeros(sel.shape, dtype=torch.float32, device=sel.device).masked_scatter(sel, picked)
     ent = None
     if entropy:
         per_token = -(logp_all.exp() * logp_all).sum(-1)  # (N,)
-        ent = torch.zeros(sel.shape, dtype=torch.float32).masked_scatter(sel, per_token)
+        ent = torch.zeros(sel.shape, dtype=torch.float32, device=sel.device).masked_scatter(sel, per_token)
     return Scored(logprobs=logprobs, entropy=ent, hidden=h)
 
 
 def last_token_rewards(batch: TrajectoryBatch, rewards: torch.Tensor) -> torch.Tensor:
     """(B, R) token rewards: each row's scalar reward on its last generated token, zero elsewhere."""
     mask = batch.response_mask
-    last = (mask * torch.arange(mask.shape[1], dtype=mask.dtype)).argmax(-1)  # (B,)
+    steps = torch.arange(mask.shape[1], dtype=mask.dtype, device=mask.device)
+    last = (mask * steps).argmax(-1)  # (B,)
     out = torch.zeros_like(mask)
-    out[torch.arange(len(batch)), last] = rewards
+    out[torch.arange(len(batch), device=mask.device), last] = rewards
     return out

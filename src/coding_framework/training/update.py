@@ -12,7 +12,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import PreTrainedModel
@@ -109,7 +109,7 @@ class PolicyUpdate:
             self.critic = ValueHead(model.config.hidden_size).to(self.device)
             self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=optim.critic_lr)
         keep_reference = kl.mode != "none" or kl.stop_kl is not None
-        self.reference = ReferencePolicy(model).model if keep_reference else None
+        self.reference = cast(PreTrainedModel, ReferencePolicy(model).model) if keep_reference else None
         self.controller = make_controller(kl)
         self.monitor = KLMonitor.from_config(kl)
 
@@ -138,7 +138,7 @@ class PolicyUpdate:
         )
         return Prepared(advantages, returns, values, ref), metrics
 
-    def _forward_all(self, batch: TrajectoryBatch, model: torch.nn.Module) -> torch.Tensor:
+    def _forward_all(self, batch: TrajectoryBatch, model: PreTrainedModel) -> torch.Tensor:
         out = torch.zeros_like(batch.old_logprobs)
         for rows in _chunks(range(len(batch)), self.optim.micro_batch_size):
             sub = batch.select(rows)
