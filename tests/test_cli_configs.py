@@ -110,11 +110,12 @@ def test_evaluate_with_a_model_grades_in_the_same_sandbox(monkeypatch, sandbox_y
     assert config.agents.model == "embedded" and config.graph == load_config(GraphConfig, "graph")
 
 
-def test_evaluate_names_the_field_of_a_bad_flag() -> None:
+def test_evaluate_lists_the_valid_backends_for_a_bad_flag() -> None:
     result = CliRunner().invoke(
         app, ["evaluate", "--benchmark", "builtin", "--canonical", "--backend", "podman"]
     )
-    assert result.exit_code == 2 and "backend: Input should be 'process' or 'docker'" in result.output
+    assert result.exit_code == 2
+    assert result.output == "error: unknown sandbox backend 'podman'; valid backends: ['docker', 'process']\n"
 
 
 def test_the_sandbox_enforces_the_file_timeout_unless_the_flag_overrides_it(tmp_path) -> None:
