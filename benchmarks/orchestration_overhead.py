@@ -9,8 +9,11 @@ is measured: the agents, prompts, feedback and round records are the same in eve
 variant's final states are checked equal to the plain loop's. Variants:
 
 - ``plain``: the generate/execute/review/revise loop as plain async Python (the anchor);
-- ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer;
-- ``batched``: LangGraph invocations over batches of episodes (`build_batched_graph`), no checkpointer.
+- ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer. This is what the
+  trainer runs: `training.rollout.run_lockstep` invokes `build_training_graph` once per episode, all of
+  a rollout's episodes concurrently;
+- ``batched``: LangGraph invocations over batches of episodes (`benchmarks.orchestration`, not part of
+  the package), no checkpointer.
 
 Reported: episodes per CPU-second of each (median over ``--repeats``; wall-clock too) and its throughput
 ratio to ``plain``: the median of the per-repeat ratios, each between runs made back to back. Everything is
@@ -31,10 +34,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes and benchmarks.orchestration
 
 from tests.fakes.chat import ScriptedChatModel, fenced
 
+from benchmarks.orchestration import build_batched_graph
 from coding_framework.agents.executor import CodeExecutor
 from coding_framework.agents.factory import Agents
 from coding_framework.agents.generator import Attempt, CodeGenerator
@@ -42,7 +46,7 @@ from coding_framework.agents.reviewer import CodeReviewer
 from coding_framework.agents.types import Execution, Review
 from coding_framework.config.graph import GraphConfig
 from coding_framework.grading import ExecutionResult
-from coding_framework.graphs import build_batched_graph, build_graph
+from coding_framework.graphs import build_graph
 from coding_framework.graphs.routing import stop_reason
 from coding_framework.problems import Problem
 
