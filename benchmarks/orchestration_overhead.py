@@ -30,7 +30,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +82,10 @@ def make_agents() -> Agents:
 
 async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -> dict[str, Any]:
     """The workflow as a loop; it builds the same final state the graph does."""
+    assert agents.reviewer is not None, "every round that goes on is reviewed"
     rounds: list[dict[str, Any]] = []
-    tokens, reason, draft = 0, None, None
-    while reason is None:
+    tokens = 0
+    while True:
         history = [Attempt(r["answer"], r["code"], r["feedback"]) for r in rounds]
         draft = await agents.generator.adraft(problem, history)
         tokens += draft.tokens
@@ -104,10 +105,11 @@ async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -
         }
         rounds.append(record)
         reason = stop_reason(ex.status, len(rounds), tokens, config)
-        if reason is None:
-            review = await agents.reviewer.areview(problem, draft.code, ex)
-            record["review"] = review.text
-            record["feedback"] = f"{ex.feedback}\n\n{review.text}"
+        if reason is not None:
+            break
+        review = await agents.reviewer.areview(problem, draft.code, ex)
+        record["review"] = review.text
+        record["feedback"] = f"{ex.feedback}\n\n{review.text}"
     return {
         "problem": problem.model_dump(),
         "code": draft.code,
@@ -140,7 +142,7 @@ async def run_batched(graph: Any, n: int, batch: int) -> list[Any]:
 
 
 def measure(
-    variants: dict[str, Callable[[], Awaitable[list[Any]]]], repeats: int
+    variants: Mapping[str, Callable[[], Coroutine[Any, Any, list[Any]]]], repeats: int
 ) -> dict[str, list[tuple[float, float]]]:
     """(CPU seconds, wall seconds) of every variant per repeat, all variants back to back in a rotating order.
 
