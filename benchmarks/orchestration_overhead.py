@@ -9,8 +9,11 @@ is measured: the agents, prompts, feedback and round records are the same in eve
 variant's final states are checked equal to the plain loop's. Variants:
 
 - ``plain``: the generate/execute/review/revise loop as plain async Python (the anchor);
-- ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer;
-- ``batched``: LangGraph invocations over batches of episodes (`build_batched_graph`), no checkpointer.
+- ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer. This is what the
+  trainer runs: `training.rollout.run_lockstep` invokes `build_training_graph` once per episode, all of
+  a rollout's episodes concurrently;
+- ``batched``: LangGraph invocations over batches of episodes (`benchmarks.orchestration`, not part of
+  the package), no checkpointer.
 
 Reported: episodes per CPU-second of each (median over ``--repeats``; wall-clock too) and its throughput
 ratio to ``plain``: the median of the per-repeat ratios, each between runs made back to back. Everything is
@@ -27,14 +30,15 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes and benchmarks.orchestration
 
 from tests.fakes.chat import ScriptedChatModel, fenced
 
+from benchmarks.orchestration import build_batched_graph
 from coding_framework.agents.executor import CodeExecutor
 from coding_framework.agents.factory import Agents
 from coding_framework.agents.generator import Attempt, CodeGenerator
@@ -42,7 +46,7 @@ from coding_framework.agents.reviewer import CodeReviewer
 from coding_framework.agents.types import Execution, Review
 from coding_framework.config.graph import GraphConfig
 from coding_framework.grading import ExecutionResult
-from coding_framework.graphs import build_batched_graph, build_graph
+from coding_framework.graphs import build_graph
 from coding_framework.graphs.routing import stop_reason
 from coding_framework.problems import Problem
 
@@ -78,9 +82,10 @@ def make_agents() -> Agents:
 
 async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -> dict[str, Any]:
     """The workflow as a loop; it builds the same final state the graph does."""
+    assert agents.reviewer is not None, "every round that goes on is reviewed"
     rounds: list[dict[str, Any]] = []
-    tokens, reason, draft = 0, None, None
-    while reason is None:
+    tokens = 0
+    while True:
         history = [Attempt(r["answer"], r["code"], r["feedback"]) for r in rounds]
         draft = await agents.generator.adraft(problem, history)
         tokens += draft.tokens
@@ -100,10 +105,11 @@ async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -
         }
         rounds.append(record)
         reason = stop_reason(ex.status, len(rounds), tokens, config)
-        if reason is None:
-            review = await agents.reviewer.areview(problem, draft.code, ex)
-            record["review"] = review.text
-            record["feedback"] = f"{ex.feedback}\n\n{review.text}"
+        if reason is not None:
+            break
+        review = await agents.reviewer.areview(problem, draft.code, ex)
+        record["review"] = review.text
+        record["feedback"] = f"{ex.feedback}\n\n{review.text}"
     return {
         "problem": problem.model_dump(),
         "code": draft.code,
@@ -136,7 +142,7 @@ async def run_batched(graph: Any, n: int, batch: int) -> list[Any]:
 
 
 def measure(
-    variants: dict[str, Callable[[], Awaitable[list[Any]]]], repeats: int
+    variants: Mapping[str, Callable[[], Coroutine[Any, Any, list[Any]]]], repeats: int
 ) -> dict[str, list[tuple[float, float]]]:
     """(CPU seconds, wall seconds) of every variant per repeat, all variants back to back in a rotating order.
 

@@ -107,7 +107,6 @@ async def test_executor_grades_full_functions_and_bodies(stub_problem) -> None:
     assert (full.passed, body.passed, wrong.passed) == (True, True, False)
     assert wrong.tests_passed == 1 and wrong.tests_total == 2
     assert wrong.failures == ["test 1 `assert candidate([1, 2]) == [2, 4]` -> AssertionError"]
-    assert executor.state.calls == 3 and executor.state.failures == 1
 
 
 async def test_free_text_code_runs_but_never_passes() -> None:

@@ -1,6 +1,5 @@
 """The three roles: a Generator (LLM), an Executor (sandbox, rule-based) and a Reviewer (static or LLM)."""
 
-from coding_framework.agents.base import AgentState, BaseAgent
 from coding_framework.agents.executor import CodeExecutor
 from coding_framework.agents.factory import Agents, EngineCache, build_agents
 from coding_framework.agents.freeform import has_tests, problem_from_text
@@ -9,10 +8,8 @@ from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticRe
 from coding_framework.agents.types import Draft, Execution, Finding, Review
 
 __all__ = [
-    "AgentState",
     "Agents",
     "Attempt",
-    "BaseAgent",
     "CodeExecutor",
     "CodeGenerator",
     "CodeReviewer",

@@ -7,10 +7,9 @@ import functools
 import re
 from typing import Protocol
 
-from coding_framework.agents.base import BaseAgent
 from coding_framework.agents.freeform import has_tests
 from coding_framework.agents.types import Execution
-from coding_framework.config.agents import AgentMode, ExecutorConfig
+from coding_framework.config.agents import ExecutorConfig
 from coding_framework.grading import ExecutionResult
 from coding_framework.problems import Problem
 
@@ -132,33 +131,23 @@ def _error(result: ExecutionResult, line_offset: int) -> str:
     return f"{result.error_type}: {message}".rstrip(": ")
 
 
-class CodeExecutor(BaseAgent):
+class CodeExecutor:
     """Rule-based: no model. Grading goes through ``grader.agrade`` so it never blocks the event loop."""
 
-    role = "executor"
-
-    def __init__(
-        self, grader: AsyncGrader, config: ExecutorConfig | None = None, mode: AgentMode = "inference"
-    ) -> None:
-        super().__init__(mode)
+    def __init__(self, grader: AsyncGrader, config: ExecutorConfig | None = None) -> None:
         self.grader = grader
         self.config = config or ExecutorConfig()
 
     async def aexecute(self, problem: Problem, code: str) -> Execution:
         """Grade ``code``. Without tests (free-text problems) the run is reported, never a pass."""
-        self.state.calls += 1
         testable = has_tests(problem)
         if not code.strip():
-            self.state.failures += 1
             return Execution(passed=False, status="error", has_tests=testable, feedback=NO_CODE)
         program = assemble_program(problem, code)
         result = await self.grader.agrade(problem, program)
         offset = program[: len(program) - len(code)].count("\n") if program.endswith(code) else 0
-        passed = bool(result.passed) and testable
-        if not passed:
-            self.state.failures += 1
         return Execution(
-            passed=passed,
+            passed=bool(result.passed) and testable,
             status=result.status if testable or not ran_cleanly(result) else "untested",
             has_tests=testable,
             tests_passed=result.tests_passed,

@@ -52,27 +52,27 @@ def build_agents(
     reviewer_model: BaseChatModel | None = None,
     engines: EngineCache | None = None,
 ) -> Agents:
-    """The agents ``config`` describes.
+    """The agents ``config`` describes, for the ``mode`` graph.
 
-    Backends come from the config's specs unless given: ``chat_model`` (inference Generator), ``engine``
-    (training Generator, also shared with a Reviewer on the same spec) and ``reviewer_model``. Engines
-    built from specs come from ``engines`` (pass one cache to several builds to share model weights).
+    ``mode`` picks the Generator's backend: a TokenEngine called token-in/token-out (``training``) or a
+    chat model (``inference``). Backends come from the config's specs unless given: ``chat_model``
+    (inference Generator), ``engine`` (training Generator, also shared with a Reviewer on the same spec)
+    and ``reviewer_model``. Engines built from specs come from ``engines`` (pass one cache to several
+    builds to share model weights).
     """
     gen_spec = config.generator_model()
     engines = engines if engines is not None else EngineCache()
     if engine is not None:
         engines.add(gen_spec, engine)
     if mode == "training":
-        generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec), mode="training")
+        generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec))
     else:
         chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling)
-        generator = CodeGenerator(config.generator, chat_model=chat, mode="inference")
+        generator = CodeGenerator(config.generator, chat_model=chat)
     reviewer: CodeReviewer | None = None
     if config.reviewer.backend == "static":
-        reviewer = StaticReviewer(config.reviewer, mode=mode)
+        reviewer = StaticReviewer(config.reviewer)
     elif config.reviewer.backend == "llm":
         model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
-        reviewer = LLMReviewer(model, config.reviewer, mode=mode)
-    return Agents(
-        generator=generator, executor=CodeExecutor(grader, config.executor, mode=mode), reviewer=reviewer
-    )
+        reviewer = LLMReviewer(model, config.reviewer)
+    return Agents(generator=generator, executor=CodeExecutor(grader, config.executor), reviewer=reviewer)

@@ -10,12 +10,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from coding_framework.agents.base import BaseAgent
 from coding_framework.agents.chat import message_text, token_usage
 from coding_framework.agents.executor import defines
 from coding_framework.agents.replay import RecordedTurn
 from coding_framework.agents.types import Draft
-from coding_framework.config.agents import AgentMode, GeneratorConfig
+from coding_framework.config.agents import GeneratorConfig
 from coding_framework.config.llm import SamplingConfig
 from coding_framework.llm.base import SamplingParams, TokenEngine
 from coding_framework.llm.session import TokenSession
@@ -70,17 +69,20 @@ def sampling_params(settings: SamplingConfig) -> SamplingParams:
     )
 
 
-class CodeGenerator(BaseAgent):
+class CodeGenerator:
     """LLM-backed; writes the first draft, then revisions from feedback.
 
-    ``inference`` mode calls ``chat_model`` with the whole conversation so far. ``training`` mode calls
-    ``engine`` token-in/token-out through one TokenSession per episode, and returns each call's record
-    (prompt ids, response ids, logprobs) plus the session's ids, loss mask and logprobs. The session is
-    rebuilt from the episode's earlier records on every call (see ``replay``), so the graph state
-    holds only plain data and a resumed episode continues the exact same token sequence.
+    Its one backend decides how. A ``chat_model`` (the inference graph) gets the whole conversation so
+    far. An ``engine`` (the training graph) is called token-in/token-out through one TokenSession per
+    episode, and each draft carries the call's record (prompt ids, response ids, logprobs) plus the
+    session's ids, loss mask and logprobs. The session is rebuilt from the episode's earlier records on
+    every call (see ``replay``), so the graph state holds only plain data and a resumed episode
+    continues the exact same token sequence. The agent keeps no per-episode data, so one instance
+    serves many concurrent episodes.
     """
 
     role = "generator"
+    """The role its calls are recorded under in the TokenSession."""
 
     def __init__(
         self,
@@ -88,14 +90,13 @@ class CodeGenerator(BaseAgent):
         *,
         chat_model: BaseChatModel | None = None,
         engine: TokenEngine | None = None,
-        mode: AgentMode = "inference",
     ) -> None:
-        super().__init__(mode)
+        if (chat_model is None) == (engine is None):
+            raise ValueError(
+                "a CodeGenerator needs exactly one backend: a chat_model (inference) or a TokenEngine "
+                "(training: token ids in and out)"
+            )
         self.config = config or GeneratorConfig()
-        if mode == "inference" and chat_model is None:
-            raise ValueError("an inference-mode CodeGenerator needs a chat_model")
-        if mode == "training" and engine is None:
-            raise ValueError("a training-mode CodeGenerator needs a TokenEngine (token ids in and out)")
         self.chat_model = chat_model
         self.engine = engine
         self.params = sampling_params(self.config.sampling)
@@ -104,14 +105,9 @@ class CodeGenerator(BaseAgent):
         self, problem: Problem, history: Sequence[Attempt] = (), calls: Sequence[dict[str, Any]] = ()
     ) -> Draft:
         """Write the next draft. ``history`` holds the earlier rounds; ``calls`` their training records."""
-        if self.mode == "training":
-            draft = await self._draft_in_session(problem, history, calls)
-        else:
-            draft = await self._draft_with_chat_model(problem, history)
-        self.state.calls += 1
-        self.state.prompt_tokens += draft.prompt_tokens
-        self.state.completion_tokens += draft.completion_tokens
-        return draft
+        if self.engine is not None:
+            return await self._draft_in_session(problem, history, calls)
+        return await self._draft_with_chat_model(problem, history)
 
     async def _draft_with_chat_model(self, problem: Problem, history: Sequence[Attempt]) -> Draft:
         assert self.chat_model is not None
@@ -132,7 +128,7 @@ class CodeGenerator(BaseAgent):
         if len(calls) != len(history):
             raise ValueError(
                 f"{len(history)} earlier rounds but {len(calls)} call records: the episode state is "
-                "inconsistent (was it started in inference mode?)"
+                "inconsistent (was it started on the inference graph?)"
             )
         session = TokenSession(self.engine.tokenizer)
         session.add_messages(generation_messages(problem))

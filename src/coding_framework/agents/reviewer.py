@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 
 from langchain_core.language_models import BaseChatModel
 
 from coding_framework.agents.analysis import complexity_findings, lint_findings
-from coding_framework.agents.base import BaseAgent
 from coding_framework.agents.chat import message_text, token_usage
 from coding_framework.agents.types import Execution, Finding, Review
-from coding_framework.config.agents import AgentMode, ReviewerConfig
+from coding_framework.config.agents import ReviewerConfig
 from coding_framework.problems import Problem
 
 REVIEW_SYSTEM_PROMPT = (
@@ -19,13 +18,10 @@ REVIEW_SYSTEM_PROMPT = (
 )
 
 
-class CodeReviewer(BaseAgent):
+class CodeReviewer(ABC):
     """Critiques a draft given the Executor's verdict."""
 
-    role = "reviewer"
-
-    def __init__(self, config: ReviewerConfig | None = None, mode: AgentMode = "inference") -> None:
-        super().__init__(mode)
+    def __init__(self, config: ReviewerConfig | None = None) -> None:
         self.config = config or ReviewerConfig()
 
     @abstractmethod
@@ -44,7 +40,6 @@ class StaticReviewer(CodeReviewer):
         if not syntax_error:
             findings += await lint_findings(code, cfg.lint_select)
         findings += structural
-        self.state.calls += 1
         return Review(source="static", text=render_findings(findings, cfg.max_findings), findings=findings)
 
 
@@ -61,10 +56,8 @@ def render_findings(findings: list[Finding], limit: int) -> str:
 class LLMReviewer(CodeReviewer):
     """Asks a chat model for a critique of the draft and its test results."""
 
-    def __init__(
-        self, chat_model: BaseChatModel, config: ReviewerConfig | None = None, mode: AgentMode = "inference"
-    ) -> None:
-        super().__init__(config, mode)
+    def __init__(self, chat_model: BaseChatModel, config: ReviewerConfig | None = None) -> None:
+        super().__init__(config)
         self.chat_model = chat_model
 
     async def areview(self, problem: Problem, code: str, execution: Execution) -> Review:
@@ -76,9 +69,6 @@ class LLMReviewer(CodeReviewer):
             [{"role": "system", "content": REVIEW_SYSTEM_PROMPT}, {"role": "user", "content": user}]
         )
         prompt_tokens, completion_tokens = token_usage(answer)
-        self.state.calls += 1
-        self.state.prompt_tokens += prompt_tokens
-        self.state.completion_tokens += completion_tokens
         text = message_text(answer).strip() or "(the reviewer returned no text)"
         return Review(
             source="llm", text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens

@@ -21,10 +21,10 @@ class Draft(_Frozen):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     record: dict[str, Any] | None = Field(
-        None, description="Training mode: this call's record (prompt ids, response ids, logprobs, ...)."
+        None, description="Training graph: this call's record (prompt ids, response ids, logprobs, ...)."
     )
     trajectory: dict[str, list[Any]] | None = Field(
-        None, description="Training mode: the episode's session so far as `ids`, `loss_mask`, `logprobs`."
+        None, description="Training graph: the episode's session so far as `ids`, `loss_mask`, `logprobs`."
     )
 
     @property

@@ -39,7 +39,10 @@ def add_workflow(
     route_execute: Callable[[Any], str],
     route_review: Callable[[Any], str],
 ) -> None:
-    """The topology shared by the single-episode and batched graphs."""
+    """Add the nodes and edges of the workflow to ``graph``, routed by ``route_execute``/``route_review``.
+
+    `build_graph` and the benchmark's batched graph (`benchmarks/orchestration`) both build on it.
+    """
     for name in (GENERATE, EXECUTE, REVISE, *((REVIEW,) if has_reviewer else ())):
         graph.add_node(name, nodes[name])
     graph.add_edge(START, GENERATE)

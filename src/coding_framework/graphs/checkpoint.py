@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
@@ -20,7 +21,7 @@ async def sqlite_checkpointer(path: str | Path) -> AsyncIterator[AsyncSqliteSave
         yield saver
 
 
-def thread(thread_id: str) -> dict[str, Any]:
+def thread(thread_id: str) -> RunnableConfig:
     """The run config that ties an invocation to one checkpointed episode."""
     return {"configurable": {"thread_id": thread_id}}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import cast
 
 from langgraph.graph import END
 
@@ -19,7 +19,7 @@ def stop_reason(status: str, rounds: int, tokens_used: int, config: GraphConfig)
     (``untested``): there is no failure left for a revision to fix.
     """
     if status in ("passed", "untested"):
-        return status
+        return cast(StopReason, status)
     if rounds >= config.max_rounds:
         return "max_rounds"
     if config.max_tokens is not None and tokens_used >= config.max_tokens:
@@ -27,12 +27,18 @@ def stop_reason(status: str, rounds: int, tokens_used: int, config: GraphConfig)
     return None
 
 
-def after_execute(state: EpisodeState, config: GraphConfig) -> Literal["review", "revise", "__end__"]:
+def after_execute(state: EpisodeState, config: GraphConfig) -> str:
+    """The node after `execute`: `review`, `revise` or END.
+
+    An episode that goes on is reviewed before its revision (``review: never`` revises at once). One that
+    stops ends, except that ``review: always`` first reviews a passing (or untested) final draft.
+    """
     reason = state.get("stop_reason")
     if reason is None:
         return REVISE if config.review == "never" else REVIEW
     return REVIEW if reason in ("passed", "untested") and config.review == "always" else END
 
 
-def after_review(state: EpisodeState) -> Literal["revise", "__end__"]:
+def after_review(state: EpisodeState) -> str:
+    """The node after `review`: `revise`, or END when the review's own tokens exhausted the budget."""
     return END if state.get("stop_reason") else REVISE

@@ -65,6 +65,6 @@ class EpisodeState(TypedDict, total=False):
     """Prompt + completion tokens of every LLM call in this episode (the token budget counts these)."""
     rounds: Annotated[list[RoundRecord], merge_rounds]
     calls: Annotated[list[dict[str, Any]], operator.add]
-    """Training mode: the record of every Generator call in order (`llm.session.CallRecord` as a dict)."""
+    """Training graph: the record of every Generator call in order (`llm.session.CallRecord` as a dict)."""
     trajectory: dict[str, list[Any]]
-    """Training mode: the Generator's TokenSession after its last call: `ids`, `loss_mask`, `logprobs`."""
+    """Training graph: the Generator's TokenSession after its last call: `ids`, `loss_mask`, `logprobs`."""

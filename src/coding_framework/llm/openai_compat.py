@@ -50,7 +50,8 @@ def row_seeds(seed: int | None, n: int) -> list[int | None]:
     if seed is None:
         return [None] * n
     rng = random.Random(seed)
-    return [seed, *(rng.randrange(_SEED_SPACE) for _ in range(n - 1))][:n]
+    seeds: list[int | None] = [seed, *(rng.randrange(_SEED_SPACE) for _ in range(n - 1))]
+    return seeds[:n]
 
 
 def split_base_url(base_url: str) -> tuple[str, str]:
@@ -267,9 +268,6 @@ class OpenAICompatibleEngine:
         other servers give the text only (empty ``token_ids``).
         """
         return self._run(self._achat(messages, params))
-
-    async def achat(self, messages: Sequence[Message], params: SamplingParams) -> Generation:
-        return await self._await(self._achat(messages, params))
 
     def served_models(self) -> list[str]:
         """The model names the server serves (``/v1/models``)."""

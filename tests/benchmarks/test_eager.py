@@ -6,8 +6,7 @@ import asyncio
 import contextvars
 
 import pytest
-
-from coding_framework.graphs.eager import gather_eagerly
+from benchmarks.orchestration.eager import gather_eagerly
 
 LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("label", default="none")
 

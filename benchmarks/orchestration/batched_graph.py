@@ -1,10 +1,12 @@
-"""The workflow over a batch of episodes per graph invocation: same nodes, same routing, lower overhead.
+"""The workflow over a batch of episodes per graph invocation: same nodes, same routing, less overhead.
 
-LangGraph's cost is per superstep, not per episode. Rollout collection runs hundreds of episodes of one
-workflow, and every episode walks the same node sequence (generate, execute, then review and/or revise,
-or stop), so a batch moves in lockstep: each node runs its per-episode function on every episode routed
-to it, concurrently, and merges each partial update with the reducers declared on `EpisodeState`. A
-batch of B episodes then pays one superstep where B single-episode graphs pay B.
+LangGraph's cost is per superstep, not per episode. A rollout runs hundreds of episodes of one workflow,
+and every episode walks the same node sequence (generate, execute, then review and/or revise, or stop),
+so a batch can move in lockstep: each node runs its per-episode function on every episode routed to it,
+concurrently, and merges each partial update with the reducers declared on `EpisodeState`. A batch of B
+episodes then pays one superstep where B single-episode graphs pay B. The trainer does not run this
+graph: it runs one `build_training_graph` invocation per episode (`training.rollout.run_lockstep`), and
+`benchmarks/orchestration_overhead.py` measures both.
 
 Each episode's step starts inline and becomes a task only if it waits (`gather_eagerly`). It runs
 detached from the batch node's LangChain run context: nesting hundreds of episodes' LLM calls under one
@@ -16,7 +18,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypedDict
 
 from langchain_core.runnables.config import var_child_runnable_config
@@ -24,10 +26,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from benchmarks.orchestration.eager import gather_eagerly
 from coding_framework.agents.factory import Agents
 from coding_framework.config.graph import GraphConfig
 from coding_framework.graphs.build import add_workflow, recursion_limit, routing_config
-from coding_framework.graphs.eager import gather_eagerly
 from coding_framework.graphs.nodes import Node, make_nodes
 from coding_framework.graphs.routing import EXECUTE, GENERATE, REVIEW, after_execute, after_review
 from coding_framework.graphs.state import EpisodeState
@@ -55,7 +57,8 @@ REDUCERS = _reducers()
 
 
 def start_episode(inputs: EpisodeState) -> EpisodeState:
-    return {**{k: empty() for k, (_, empty) in REDUCERS.items()}, **inputs}
+    """``inputs`` with every reducer key it lacks at its empty value."""
+    return typing.cast(EpisodeState, {**{k: empty() for k, (_, empty) in REDUCERS.items()}, **inputs})
 
 
 def apply_update(episode: EpisodeState, update: dict[str, Any]) -> EpisodeState:
@@ -64,7 +67,7 @@ def apply_update(episode: EpisodeState, update: dict[str, Any]) -> EpisodeState:
     for key, value in update.items():
         reducer = REDUCERS.get(key)
         merged[key] = reducer[0](merged[key], value) if reducer and key in merged else value
-    return merged  # type: ignore[return-value]
+    return typing.cast(EpisodeState, merged)
 
 
 def _next(node: str, episode: EpisodeState, config: GraphConfig) -> str:
@@ -75,7 +78,7 @@ def _next(node: str, episode: EpisodeState, config: GraphConfig) -> str:
     return EXECUTE if node == GENERATE else GENERATE
 
 
-def _batched(node: str, step: Node, config: GraphConfig) -> Node:
+def _batched(node: str, step: Node, config: GraphConfig) -> Callable[[BatchState], Awaitable[dict[str, Any]]]:
     is_async = inspect.iscoroutinefunction(step)
 
     async def run(state: BatchState) -> dict[str, Any]:
@@ -90,9 +93,10 @@ def _batched(node: str, step: Node, config: GraphConfig) -> Node:
         if is_async:
             detached = contextvars.copy_context()
             detached.run(var_child_runnable_config.set, None)
-            updates = await gather_eagerly([step(episodes[i]) for i in due], detached)
+            coros = [typing.cast(Coroutine[Any, Any, dict[str, Any]], step(episodes[i])) for i in due]
+            updates = await gather_eagerly(coros, detached)
         else:
-            updates = [step(episodes[i]) for i in due]
+            updates = [typing.cast(dict[str, Any], step(episodes[i])) for i in due]
         for i, update in zip(due, updates, strict=True):
             episodes[i] = apply_update(episodes[i], update)
             routes[i] = _next(node, episodes[i], config)
