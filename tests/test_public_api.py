@@ -17,9 +17,9 @@ PACKAGE = Path(coding_framework.__file__).parent
 PUBLIC_API = {
     "coding_framework": ["__version__"],
     "coding_framework.agents": [
-        "AgentState", "Agents", "Attempt", "BaseAgent", "CodeExecutor", "CodeGenerator", "CodeReviewer",
-        "Draft", "EngineCache", "Execution", "Finding", "LLMReviewer", "Review", "StaticReviewer",
-        "build_agents", "has_tests", "problem_from_text",
+        "Agents", "Attempt", "CodeExecutor", "CodeGenerator", "CodeReviewer", "Draft", "EngineCache",
+        "Execution", "Finding", "LLMReviewer", "Review", "StaticReviewer", "build_agents", "has_tests",
+        "problem_from_text",
     ],
     "coding_framework.cli": ["app"],
     "coding_framework.config": [
@@ -38,8 +38,7 @@ PUBLIC_API = {
     ],
     "coding_framework.grading": ["ExecutionResult", "Grader", "TestOutcome", "job_for"],
     "coding_framework.graphs": [
-        "BatchState", "EpisodeState", "RoundRecord", "build_batched_graph", "build_graph",
-        "build_inference_graph", "build_training_graph",
+        "EpisodeState", "RoundRecord", "build_graph", "build_inference_graph", "build_training_graph",
     ],
     "coding_framework.llm": [
         "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation", "SamplingParams",

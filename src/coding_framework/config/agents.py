@@ -18,7 +18,7 @@ def _sampling(max_new_tokens: int) -> SamplingConfig:
 
 
 class GeneratorConfig(StrictModel):
-    """The Generator writes code with an LLM; in training mode its calls go through a TokenSession."""
+    """The Generator writes code with an LLM; in the training graph its calls go through a TokenSession."""
 
     model: str | None = Field(
         None,

@@ -1,8 +1,9 @@
 """Gathers concurrent async requests into batches run on one worker thread.
 
-Many agent episodes awaiting the same local model at once is the common case in RL rollouts; running
-them as one left-padded batch is far cheaper than one by one, and the worker thread keeps the event loop
-free while the model runs.
+Concurrent inference-graph episodes (``solve`` many, evaluation, the notebook) awaiting one local model
+through ``LocalEngine.agenerate`` run as one left-padded batch, far cheaper than one by one, and the worker
+thread keeps the event loop free while the model runs. Training rollouts do not come here: their
+``LockstepEngine`` decodes each wave with ``generate_batch`` so the batches do not depend on timing.
 """
 
 from __future__ import annotations
