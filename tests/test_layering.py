@@ -19,7 +19,7 @@ import coding_framework
 PACKAGE = Path(coding_framework.__file__).parent
 ROOT = "coding_framework"
 LAYERS = {
-    "config": 0, "logs": 0, "problems": 0,
+    "config": 0, "logs": 0, "problems": 0, "registry": 0,
     "sandbox": 1,
     "grading": 2,
     "rewards": 3, "embedded": 3,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_framework.problems.problem import Difficulty
+from coding_framework.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Family:
     build: Builder
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILIES: Registry[Family] = Registry("synthetic family", "families")
 
 
 def register_family(
@@ -51,9 +52,8 @@ def register_family(
     """Register the decorated builder as family ``name``; a name can be registered once."""
 
     def wrap(build: Builder) -> Builder:
-        if name in FAMILIES and FAMILIES[name].build is not build:
-            raise ValueError(f"synthetic family {name!r} is already registered")
-        FAMILIES[name] = Family(name, difficulty, tuple(tags), tuple(domain), build)
+        if name not in FAMILIES or FAMILIES[name].build is not build:  # re-importing a module is a no-op
+            FAMILIES.add(name, Family(name, difficulty, tuple(tags), tuple(domain), build))
         return build
 
     return wrap
@@ -61,9 +61,7 @@ def register_family(
 
 def get_family(name: str) -> Family:
     """The registered family called ``name``; the error lists the valid names."""
-    if name not in FAMILIES:
-        raise ValueError(f"unknown synthetic family {name!r}; valid families: {sorted(FAMILIES)}")
-    return FAMILIES[name]
+    return FAMILIES.resolve(name)
 
 
 def _code(text: str) -> str:

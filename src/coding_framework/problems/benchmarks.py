@@ -14,24 +14,15 @@ from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import SPLITS, load_mbpp
 from coding_framework.problems.problem import Problem
 from coding_framework.problems.synthetic import synthetic_split
+from coding_framework.registry import Registry
 
 Source = str | Path | None
 Loader = Callable[[Source, str], list[Problem]]
 
 
-BENCHMARKS: dict[str, Loader] = {}
-
-
-def register_benchmark(name: str) -> Callable[[Loader], Loader]:
-    """Register the decorated loader as benchmark ``name``; a name can be registered once."""
-
-    def wrap(loader: Loader) -> Loader:
-        if name in BENCHMARKS and BENCHMARKS[name] is not loader:
-            raise ValueError(f"benchmark {name!r} is already registered")
-        BENCHMARKS[name] = loader
-        return loader
-
-    return wrap
+BENCHMARKS: Registry[Loader] = Registry("benchmark", miss=ProblemLoadError)
+register_benchmark = BENCHMARKS.register
+"""Register the decorated loader as benchmark ``name``; a name can be registered once."""
 
 
 @register_benchmark("humaneval")
@@ -75,9 +66,7 @@ def load_benchmark(name: str, source: Source = None, split: str = "all") -> list
     ``train``/``validation``/``test``/``prompt``, synthetic's ``train``/``heldout``, HumanEval's ``test``.
     The synthetic split uses :func:`synthetic_split` defaults; call it directly for other sizes.
     """
-    if name not in BENCHMARKS:
-        raise ProblemLoadError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
-    return BENCHMARKS[name](source, split)
+    return BENCHMARKS.resolve(name)(source, split)
 
 
 def _check_split(name: str, split: str, allowed: tuple[str, ...]) -> None:

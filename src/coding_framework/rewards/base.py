@@ -18,6 +18,7 @@ from coding_framework.config.loader import ConfigError
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems.problem import Problem
+from coding_framework.registry import Registry
 
 Item = tuple[Problem, str]
 
@@ -78,7 +79,7 @@ class BaseRewardFunction(ABC):
 
 
 R = TypeVar("R", bound=type[BaseRewardFunction])
-REWARDS: dict[str, type[BaseRewardFunction]] = {}
+REWARDS: Registry[type[BaseRewardFunction]] = Registry("reward", miss=ConfigError)
 
 
 def register_reward(name: str) -> Callable[[R], R]:
@@ -88,10 +89,8 @@ def register_reward(name: str) -> Callable[[R], R]:
     """
 
     def decorator(reward: R) -> R:
-        if name in REWARDS and REWARDS[name] is not reward:
-            raise ValueError(f"reward {name!r} is already registered")
+        REWARDS.add(name, reward)
         reward.name = name
-        REWARDS[name] = reward
         return reward
 
     return decorator
@@ -99,6 +98,4 @@ def register_reward(name: str) -> Callable[[R], R]:
 
 def get_reward(name: str) -> type[BaseRewardFunction]:
     """The reward class registered as ``name``; the error lists the valid names."""
-    if name not in REWARDS:
-        raise ConfigError(f"unknown reward {name!r}; valid rewards: {sorted(REWARDS)}")
-    return REWARDS[name]
+    return REWARDS.resolve(name)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_framework.config.algorithm import LossAggMode
+from coding_framework.registry import Registry
 
 __all__ = ["ALGORITHMS", "AlgorithmSpec", "LossAggMode", "SpecFactory", "get_algorithm", "register_algorithm"]
 
@@ -77,26 +78,14 @@ class AlgorithmSpec:
 
 
 SpecFactory = Callable[[], AlgorithmSpec]
-ALGORITHMS: dict[str, SpecFactory] = {}
-
-
-def register_algorithm(name: str) -> Callable[[SpecFactory], SpecFactory]:
-    """Register a spec factory under ``name``; the spec it returns must carry that name."""
-
-    def decorator(factory: SpecFactory) -> SpecFactory:
-        if name in ALGORITHMS and ALGORITHMS[name] is not factory:
-            raise ValueError(f"algorithm {name!r} is already registered")
-        ALGORITHMS[name] = factory
-        return factory
-
-    return decorator
+ALGORITHMS: Registry[SpecFactory] = Registry("algorithm")
+register_algorithm = ALGORITHMS.register
+"""Register a spec factory under ``name``; the spec it returns must carry that name."""
 
 
 def get_algorithm(name: str, **overrides: Any) -> AlgorithmSpec:
     """The spec registered as ``name``, with ``overrides`` applied."""
-    if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {sorted(ALGORITHMS)}")
-    spec = ALGORITHMS[name]()
+    spec = ALGORITHMS.resolve(name)()
     if spec.name != name:
         raise ValueError(f"the factory registered as {name!r} returned a spec named {spec.name!r}")
     return spec.with_overrides(**overrides) if overrides else spec

@@ -7,10 +7,11 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.registry import Registry
 from coding_framework.sandbox.judge import wire
 
 JUDGE_DIR = Path(__file__).resolve().parent.parent / "judge"
@@ -98,24 +99,13 @@ class Worker(ABC):
         return report
 
 
-W = TypeVar("W", bound=type[Worker])
-BACKENDS: dict[str, type[Worker]] = {}
+BACKENDS: Registry[type[Worker]] = Registry("sandbox backend", "backends", miss=ConfigError)
 
 
-def register_backend(name: str) -> Callable[[W], W]:
-    """Register a :class:`Worker` class as the backend ``SandboxConfig.backend`` calls ``name``."""
-
-    def decorator(worker: W) -> W:
-        if name in BACKENDS and BACKENDS[name] is not worker:
-            raise ValueError(f"sandbox backend {name!r} is already registered")
-        BACKENDS[name] = worker
-        return worker
-
-    return decorator
+register_backend = BACKENDS.register
+"""Register a :class:`Worker` class as the backend ``SandboxConfig.backend`` calls ``name``."""
 
 
 def get_backend(name: str) -> type[Worker]:
     """The worker class registered as ``name``; the error lists the valid names."""
-    if name not in BACKENDS:
-        raise ConfigError(f"unknown sandbox backend {name!r}; valid backends: {sorted(BACKENDS)}")
-    return BACKENDS[name]
+    return BACKENDS.resolve(name)
