@@ -36,19 +36,13 @@ def read_exact_fd(
 ) -> Callable[[int], bytes | None]:
     """A reader for :func:`wire.recv_frame` over a blocking fd with an absolute deadline."""
 
-    def read_exact(n: int) -> bytes | None:
-        buf = bytearray()
-        while len(buf) < n:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fileno], [], [], remaining)[0]:
-                raise WorkerTimeout("no answer from the sandbox worker before the deadline")
-            chunk = read(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
+    def read_before_deadline(n: int) -> bytes:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fileno], [], [], remaining)[0]:
+            raise WorkerTimeout("no answer from the sandbox worker before the deadline")
+        return read(n)
 
-    return read_exact
+    return wire.exact_reader(read_before_deadline)
 
 
 class Worker(ABC):
