@@ -31,7 +31,8 @@ def _mean(values: list[float]) -> float:
 
 
 def run_one(base: Any, algorithm: str, run_dir: Path, baseline: bool) -> dict[str, Any]:
-    from coding_framework.training.trainer import Trainer, configure
+    from coding_framework.training.setup import configure
+    from coding_framework.training.trainer import Trainer
 
     cfg = configure(base, algorithm=algorithm)
     cfg = cfg.model_copy(

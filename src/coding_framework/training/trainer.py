@@ -10,23 +10,21 @@ at 0 where bit-exact resumes matter.
 
 The policy samples and trains on ``config.device``, or on the device of the engine passed in. The global
 state a run sets (RNG seeds, thread count, progress bars, a frozen heap) lasts from ``Trainer(...)`` to
-the end of ``run()`` (or ``close()``) and is then put back (``run_scope.RunScope``).
+the end of ``run()`` (or ``close()``) and is then put back (``run_scope.RunScope``). What a run starts
+from (spec, device, problems, base model, checkpoint) is resolved in ``setup``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
@@ -34,12 +32,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
-from coding_framework.llm.base import EngineError
-from coding_framework.llm.local import LocalEngine, resolve_device
+from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
-from coding_framework.problems import Problem, builtin_problems, reserved_split, synthetic_split
 from coding_framework.rewards import CompositeReward
-from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.auditor import audit
 from coding_framework.training.batch import TrajectoryBatch
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
@@ -57,90 +52,22 @@ from coding_framework.training.scoring import (
     shape_rewards,
     to_trajectories,
 )
+from coding_framework.training.setup import (
+    base_model_dir,
+    resolve_spec,
+    resume_point,
+    split_problems,
+    training_device,
+)
 from coding_framework.training.tracking import Trackers
 from coding_framework.training.update import PolicyUpdate
 
-__all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer", "configure", "resolve_spec", "resume_point",
-           "split_problems", "training_device"]
+__all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer"]
 
 log = get_logger(__name__)
 
 CONFIG_FILE = "config.json"
 FINAL_MODEL = "final_model"
-
-
-def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
-    """The registry's spec for ``config.algorithm`` with ``algo.overrides`` applied, or a ConfigError
-    saying which value the spec rejects (the names were checked when the config loaded)."""
-    try:
-        return get_algorithm(config.algorithm, **config.algo.overrides.replaced())
-    except ValueError as exc:
-        raise ConfigError(f"algorithm / algo.overrides: {exc}") from None
-
-
-def training_device(config: TrainingConfig) -> torch.device:
-    """``device: auto`` is CUDA when torch sees a GPU, else CPU; ``cuda`` without one is a ConfigError."""
-    try:
-        return resolve_device(config.device)
-    except EngineError:
-        raise ConfigError(
-            "device: cuda, but torch sees no CUDA device; set device: auto or cpu, or install a CUDA "
-            "build of torch"
-        ) from None
-
-
-def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:
-    """(train, held-out): the synthetic split (optionally some families) plus, optionally, the built-ins."""
-    data = config.data
-    if data.train_constants == "reserved":
-        train, heldout = reserved_split(
-            data.synthetic_per_family,
-            data.heldout_fraction,
-            data.split_seed,
-            data.reserved_train_share,
-            data.train_instance_seed,
-        )
-    else:
-        train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
-        if data.train_instance_seed is not None:
-            train = synthetic_split(
-                data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
-            )[0]
-    if data.families is not None:
-        unknown = sorted(set(data.families) - {p.tags[0] for p in train})
-        if unknown:
-            raise ConfigError(f"data.families: unknown families {unknown}")
-        train = [p for p in train if p.tags[0] in data.families]
-        heldout = [p for p in heldout if p.tags[0] in data.families]
-    if data.include_builtin:
-        train = [*builtin_problems(), *train]
-    return train, heldout[: data.heldout_limit] if data.heldout_limit else heldout
-
-
-def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
-    path = config.model_path()
-    if path is None:
-        from coding_framework.embedded import ensure_embedded_model
-
-        return ensure_embedded_model(config.embedded, progress=progress)
-    if not (path / "config.json").is_file():
-        raise ConfigError(f"model: {path} is not a Hugging Face model directory (no config.json)")
-    return path
-
-
-def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:
-    """The newest checkpoint that verifies. Each rejected one (its directory, the file at fault and why)
-    and the step the run goes on from are written to stderr whatever the log level: a broken newest
-    checkpoint means that steps are trained again, which the user must learn."""
-    ckpt, rejected = checkpoints.latest_and_rejected()
-    for r in rejected:
-        _notice(f"resume: rejected checkpoint {r.path}: {os.path.relpath(r.file, r.path)}: {r.reason}")
-    if ckpt is not None:
-        _notice(f"resume: continuing from step {ckpt.step} ({ckpt.path})")
-    else:
-        found = "no checkpoint verifies" if rejected else "no checkpoint"
-        _notice(f"resume: {found} in {checkpoints.root}; starting from step 0")
-    return ckpt
 
 
 def _policy(engine: LocalEngine, config: TrainingConfig) -> PreTrainedModel:
@@ -502,10 +429,6 @@ class Trainer:
         )
 
 
-def _notice(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _progress_info(metrics: dict[str, float]) -> str:
     parts = [f"reward {metrics['reward_mean']:.3f}", f"pass {metrics['pass_rate']:.2f}"]
     if "heldout_pass@1" in metrics:
@@ -513,27 +436,3 @@ def _progress_info(metrics: dict[str, float]) -> str:
     if "kl/ref" in metrics:
         parts.append(f"kl {metrics['kl/ref']:.4f}")
     return "  ".join(parts)
-
-
-def configure(
-    base: TrainingConfig,
-    *,
-    algorithm: str | None = None,
-    episodes: int | None = None,
-    seed: int | None = None,
-    device: str | None = None,
-) -> TrainingConfig:
-    """``base`` with the algorithm, seed, device and, from an episode budget, the number of steps
-    replaced; a value the config rejects is a ConfigError naming the field."""
-    given = {"algorithm": algorithm, "seed": seed, "device": device}
-    update: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    if episodes is not None:
-        if episodes < 1:
-            raise ConfigError(f"episodes must be at least 1, got {episodes}")
-        per_step = base.rollout.problems_per_step * base.rollout.group_size
-        update["steps"] = -(-episodes // per_step)
-    try:
-        return TrainingConfig.model_validate({**base.model_dump(), **update})
-    except ValidationError as exc:
-        problems = (f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError("; ".join(problems)) from None

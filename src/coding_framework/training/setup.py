@@ -1,0 +1,124 @@
+"""What a run starts from: the algorithm's spec, the device, the problems, the base model, the checkpoint
+to resume, and a config adjusted from arguments (``configure``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+
+from coding_framework.config.loader import ConfigError
+from coding_framework.config.training import TrainingConfig
+from coding_framework.llm.base import EngineError
+from coding_framework.llm.local import resolve_device
+from coding_framework.problems import Problem, builtin_problems, reserved_split, synthetic_split
+from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
+
+__all__ = ["base_model_dir", "configure", "resolve_spec", "resume_point", "split_problems", "training_device"]
+
+
+def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
+    """The registry's spec for ``config.algorithm`` with ``algo.overrides`` applied, or a ConfigError
+    saying which value the spec rejects (the names were checked when the config loaded)."""
+    try:
+        return get_algorithm(config.algorithm, **config.algo.overrides.replaced())
+    except ValueError as exc:
+        raise ConfigError(f"algorithm / algo.overrides: {exc}") from None
+
+
+def training_device(config: TrainingConfig) -> torch.device:
+    """``device: auto`` is CUDA when torch sees a GPU, else CPU; ``cuda`` without one is a ConfigError."""
+    try:
+        return resolve_device(config.device)
+    except EngineError:
+        raise ConfigError(
+            "device: cuda, but torch sees no CUDA device; set device: auto or cpu, or install a CUDA "
+            "build of torch"
+        ) from None
+
+
+def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:
+    """(train, held-out): the synthetic split (optionally some families) plus, optionally, the built-ins."""
+    data = config.data
+    if data.train_constants == "reserved":
+        train, heldout = reserved_split(
+            data.synthetic_per_family,
+            data.heldout_fraction,
+            data.split_seed,
+            data.reserved_train_share,
+            data.train_instance_seed,
+        )
+    else:
+        train, heldout = synthetic_split(data.synthetic_per_family, data.heldout_fraction, data.split_seed)
+        if data.train_instance_seed is not None:
+            train = synthetic_split(
+                data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
+            )[0]
+    if data.families is not None:
+        unknown = sorted(set(data.families) - {p.tags[0] for p in train})
+        if unknown:
+            raise ConfigError(f"data.families: unknown families {unknown}")
+        train = [p for p in train if p.tags[0] in data.families]
+        heldout = [p for p in heldout if p.tags[0] in data.families]
+    if data.include_builtin:
+        train = [*builtin_problems(), *train]
+    return train, heldout[: data.heldout_limit] if data.heldout_limit else heldout
+
+
+def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
+    path = config.model_path()
+    if path is None:
+        from coding_framework.embedded import ensure_embedded_model
+
+        return ensure_embedded_model(config.embedded, progress=progress)
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"model: {path} is not a Hugging Face model directory (no config.json)")
+    return path
+
+
+def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:
+    """The newest checkpoint that verifies. Each rejected one (its directory, the file at fault and why)
+    and the step the run goes on from are written to stderr whatever the log level: a broken newest
+    checkpoint means that steps are trained again, which the user must learn."""
+    ckpt, rejected = checkpoints.latest_and_rejected()
+    for r in rejected:
+        _notice(f"resume: rejected checkpoint {r.path}: {os.path.relpath(r.file, r.path)}: {r.reason}")
+    if ckpt is not None:
+        _notice(f"resume: continuing from step {ckpt.step} ({ckpt.path})")
+    else:
+        found = "no checkpoint verifies" if rejected else "no checkpoint"
+        _notice(f"resume: {found} in {checkpoints.root}; starting from step 0")
+    return ckpt
+
+
+def _notice(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def configure(
+    base: TrainingConfig,
+    *,
+    algorithm: str | None = None,
+    episodes: int | None = None,
+    seed: int | None = None,
+    device: str | None = None,
+) -> TrainingConfig:
+    """``base`` with the algorithm, seed, device and, from an episode budget, the number of steps
+    replaced; a value the config rejects is a ConfigError naming the field."""
+    given = {"algorithm": algorithm, "seed": seed, "device": device}
+    update: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    if episodes is not None:
+        if episodes < 1:
+            raise ConfigError(f"episodes must be at least 1, got {episodes}")
+        per_step = base.rollout.problems_per_step * base.rollout.group_size
+        update["steps"] = -(-episodes // per_step)
+    try:
+        return TrainingConfig.model_validate({**base.model_dump(), **update})
+    except ValidationError as exc:
+        problems = (f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError("; ".join(problems)) from None
