@@ -9,17 +9,8 @@ import pytest
 import yaml
 
 from coding_framework.cli.solve import read_problem
-from coding_framework.problems import Problem
 from tests.fakes.models import tiny_model_dir
-
-ADD = Problem(
-    task_id="t/add",
-    prompt="Write add(a, b).",
-    entry_point="add",
-    prompt_is_code=False,
-    test_code="assert add(1, 2) == 3\n",
-)
-
+from tests.fakes.problems import ADD
 
 CLI = str(Path(sys.executable).with_name("coding-framework"))
 
