@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+from coding_framework.config import ConfigError
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.training import (
@@ -339,6 +340,12 @@ def test_reserved_training_constants_are_neither_sft_nor_heldout_constants() -> 
     assert len(train) == 9 * len(FAMILIES) and len(heldout) == 3 * len(FAMILIES)
     assert not consts(train) & consts(heldout)
     assert not (consts(train) | consts(heldout)) & consts(sft_train)
+
+
+def test_an_unknown_family_lists_the_valid_ones() -> None:
+    config = TrainingConfig.model_validate({"data": {"synthetic_per_family": 4, "families": ["nope"]}})
+    with pytest.raises(ConfigError, match=r"unknown families \['nope'\]; valid families: \['add_constant'"):
+        split_problems(config)
 
 
 def test_sampler_is_a_pure_function_of_seed_and_cursor() -> None:

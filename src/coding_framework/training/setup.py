@@ -60,9 +60,10 @@ def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]
                 data.synthetic_per_family, data.heldout_fraction, data.split_seed, data.train_instance_seed
             )[0]
     if data.families is not None:
-        unknown = sorted(set(data.families) - {p.tags[0] for p in train})
+        known = {p.tags[0] for p in train}
+        unknown = sorted(set(data.families) - known)
         if unknown:
-            raise ConfigError(f"data.families: unknown families {unknown}")
+            raise ConfigError(f"data.families: unknown families {unknown}; valid families: {sorted(known)}")
         train = [p for p in train if p.tags[0] in data.families]
         heldout = [p for p in heldout if p.tags[0] in data.families]
     if data.include_builtin:
