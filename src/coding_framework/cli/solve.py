@@ -57,15 +57,10 @@ def workflow_config(
 ) -> WorkflowConfig:
     """The workflow from three YAMLs (paths or shipped names; unset: the shipped `agents`, `graph` and
     `sandbox` configs), then the flags the user gave."""
-    from coding_framework.config import SandboxConfig, load_config, shipped_config
-    from coding_framework.config.agents import AgentsConfig, ReviewerBackend
-    from coding_framework.config.graph import GraphConfig, WorkflowConfig
+    from coding_framework.config.agents import ReviewerBackend
+    from coding_framework.config.graph import WorkflowConfig
 
-    config = WorkflowConfig(
-        agents=load_config(AgentsConfig, agents if agents is not None else shipped_config("agents")),
-        graph=load_config(GraphConfig, graph if graph is not None else shipped_config("graph")),
-        sandbox=load_config(SandboxConfig, sandbox if sandbox is not None else shipped_config("sandbox")),
-    )
+    config = WorkflowConfig.load(agents, graph, sandbox)
     if model is not None:
         config.agents.model = model
         config.agents.generator.model = config.agents.reviewer.model = None

@@ -10,6 +10,7 @@ from pydantic import Field
 from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.config.shipped import shipped_config
 
 ReviewPolicy = Literal["on_failure", "always", "never"]
 
@@ -55,9 +56,10 @@ class WorkflowConfig(StrictModel):
         graph: str | Path | None = None,
         sandbox: str | Path | None = None,
     ) -> WorkflowConfig:
-        """Read each part from its YAML (a path or a shipped name, e.g. `agents`); None keeps defaults."""
+        """Read each part from its YAML (a path or a shipped name); None reads the shipped `agents`, `graph`
+        and `sandbox` configs themselves, never a file of that name in the working directory."""
         return cls(
-            agents=load_config(AgentsConfig, agents),
-            graph=load_config(GraphConfig, graph),
-            sandbox=load_config(SandboxConfig, sandbox),
+            agents=load_config(AgentsConfig, agents if agents is not None else shipped_config("agents")),
+            graph=load_config(GraphConfig, graph if graph is not None else shipped_config("graph")),
+            sandbox=load_config(SandboxConfig, sandbox if sandbox is not None else shipped_config("sandbox")),
         )
