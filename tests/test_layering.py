@@ -1,5 +1,5 @@
 """Dependencies point one way. From the bottom: config, logs and problems; sandbox; grading; rewards and
-embedded; llm; agents; graphs; training and evaluation; supervisor; cli. A module may import its own layer
+embedded; llm; agents; graphs; training, evaluation and serving; supervisor; cli. A module may import its own layer
 or a lower one. An upward import fails here, and so does an import of a `coding_framework` module that is
 missing from the table.
 
@@ -26,7 +26,7 @@ LAYERS = {
     "llm": 4,
     "agents": 5,
     "graphs": 6,
-    "evaluation": 7, "training": 7,
+    "evaluation": 7, "serving": 7, "training": 7,
     "supervisor": 8,
     "cli": 9,
 }

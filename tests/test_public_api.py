@@ -71,6 +71,10 @@ PUBLIC_API = {
         "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
         "verl_dataset_rows", "write_verl_dataset",
     ],
+    "coding_framework.training.verl": [
+        "CodingAgentLoop", "ServerManagerEngine", "from_agent_loop_output", "from_data_proto",
+        "to_agent_loop_output", "to_data_proto", "verl_dataset_rows", "write_verl_dataset",
+    ],
 }
 
 

@@ -19,7 +19,7 @@ from coding_framework.training.losses import (
     value_loss,
 )
 from coding_framework.training.trajectory import CallSpan, Trajectory
-from coding_framework.training.verl_interop import to_data_proto
+from coding_framework.training.verl.interop import to_data_proto
 
 GROUPS = ["a", "a", "a", "b", "b", "b", "c", "c"]
 REWARDS = [1.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.0, 1.0]

@@ -23,12 +23,12 @@ _LAZY = {
     "Trainer": "trainer", "configure": "setup", "RunScope": "run_scope",
     "compute_advantages": "losses", "policy_loss": "losses", "value_loss": "losses",
     "dynamic_sampling_filter": "losses", "rows_for_update": "losses",
-    "to_agent_loop_output": "verl_interop", "from_agent_loop_output": "verl_interop",
-    "to_data_proto": "verl_interop", "from_data_proto": "verl_interop",
+    "to_agent_loop_output": "verl.interop", "from_agent_loop_output": "verl.interop",
+    "to_data_proto": "verl.interop", "from_data_proto": "verl.interop",
     "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
     "make_controller": "kl", "response_log_probs": "kl",
-    "CodingAgentLoop": "verl_agent_loop", "ServerManagerEngine": "verl_agent_loop",
-    "verl_dataset_rows": "verl_agent_loop", "write_verl_dataset": "verl_agent_loop",
+    "CodingAgentLoop": "verl.agent_loop", "ServerManagerEngine": "verl.agent_loop",
+    "verl_dataset_rows": "verl.agent_loop", "write_verl_dataset": "verl.agent_loop",
 }
 
 __all__ = [

@@ -12,7 +12,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.problems.prompts import generation_messages
-from coding_framework.training.verl_agent_loop import (
+from coding_framework.training.verl.agent_loop import (
     AGENT_NAME,
     CodingAgentLoop,
     ServerManagerEngine,
@@ -20,7 +20,7 @@ from coding_framework.training.verl_agent_loop import (
     verl_dataset_rows,
     write_verl_dataset,
 )
-from coding_framework.training.verl_interop import from_agent_loop_output
+from coding_framework.training.verl.interop import from_agent_loop_output
 from tests.fakes.engine import tiny_tokenizer
 from tests.fakes.verl_server import ScriptedServerManager
 from tests.training._episodes import ADD, RIGHT, WRONG
@@ -48,7 +48,7 @@ def _row(uid: str = "uid-7") -> dict:
 
 
 def test_registered_under_its_name() -> None:
-    target = "coding_framework.training.verl_agent_loop.CodingAgentLoop"
+    target = "coding_framework.training.verl.agent_loop.CodingAgentLoop"
     assert _agent_loop_registry[AGENT_NAME] == {"_target_": target}
     loop = _loop(ScriptedServerManager(tiny_tokenizer()))
     assert isinstance(loop, CodingAgentLoop)

@@ -8,7 +8,7 @@ from verl.protocol import DataProto
 from verl.utils.model import compute_position_id_with_mask
 
 from coding_framework.training.trajectory import Trajectory
-from coding_framework.training.verl_interop import (
+from coding_framework.training.verl.interop import (
     from_agent_loop_output,
     from_data_proto,
     to_agent_loop_output,

@@ -4,7 +4,7 @@ verl instantiates the registered agent loop once per sample and calls ``run``; w
 ``build_training_graph`` (generate -> execute -> review -> revise) for the sample's problem. Every
 Generator call goes token-in/token-out through ``ServerManagerEngine`` to verl's rollout replicas
 (vLLM/SGLang, via its ``LLMServerClient``), the episode is rewarded with our reward functions, and the
-result is returned as the ``AgentLoopOutput`` of ``verl_interop.to_agent_loop_output``: the same token
+result is returned as the ``AgentLoopOutput`` of ``interop.to_agent_loop_output``: the same token
 ids, mask and logprobs our own trainer would use, with ``reward_score`` set (verl then skips its reward
 manager) and our call spans / task id / metadata in ``extra_fields`` (they reach ``non_tensor_batch``).
 
@@ -12,7 +12,7 @@ Use it (the module must be importable on every worker, e.g. ``pip install -e .``
 
     # agent_loops.yaml
     - name: coding_framework
-      _target_: coding_framework.training.verl_agent_loop.CodingAgentLoop
+      _target_: coding_framework.training.verl.agent_loop.CodingAgentLoop
 
     python -m verl.trainer.main_ppo \\
       data.train_files=data/train.parquet data.val_files=data/val.parquet \\   # write_verl_dataset(...)
@@ -56,7 +56,7 @@ from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.trajectory import trajectories_from_episode
-from coding_framework.training.verl_interop import to_agent_loop_output
+from coding_framework.training.verl.interop import to_agent_loop_output
 
 AGENT_NAME = "coding_framework"
 
@@ -157,7 +157,7 @@ def problem_from_row(row: Mapping[str, Any]) -> Problem:
     info = row.get("extra_info") or {}
     if "problem" not in info:
         raise ValueError("the dataset row has no extra_info.problem: write the dataset with "
-                         "coding_framework.training.verl_agent_loop.write_verl_dataset")
+                         "coding_framework.training.verl.agent_loop.write_verl_dataset")
     raw = info["problem"]
     return Problem.model_validate_json(raw) if isinstance(raw, str) else Problem.model_validate(raw)
 
