@@ -1,7 +1,7 @@
 """Dependencies point one way. From the bottom: config, logs and problems; sandbox; grading; rewards and
 embedded; llm; agents; graphs; training, evaluation and serving; supervisor; cli. A module may import its
-own layer or a lower one. An upward import fails here, and so does an import of a `coding_framework` module that is
-missing from the table.
+own layer or a lower one. An upward import fails here, and so does an import of a `coding_framework` module
+that is missing from the table.
 
 The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
 The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
