@@ -55,6 +55,9 @@ class Tracker(Protocol):
     def finish(self, status: str) -> None: ...
 
 
+CHALLENGER_ALIAS = "challenger"
+
+
 def default_uri(run_dir: Path) -> str:
     return f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
 
@@ -127,10 +130,13 @@ class MLflowTracker:
             mlflow_log.setLevel(level)
             mlflow.set_tracking_uri(previous[0])
             mlflow.set_registry_uri(previous[1])
-        out = {"model_uri": info.model_uri}
+        out: dict[str, Any] = {"model_uri": info.model_uri}
         if registered_name:
+            version = int(info.registered_model_version)
+            # A fresh model is a candidate: serving's rollout promotes it to `champion` or rolls it back.
+            self.client.set_registered_model_alias(registered_name, CHALLENGER_ALIAS, str(version))
             out.update(
-                registered_model=registered_name, registered_version=int(info.registered_model_version)
+                registered_model=registered_name, registered_version=version, alias=CHALLENGER_ALIAS
             )
         return out
 
