@@ -63,7 +63,8 @@ def test_final_model_is_registered_and_loads_as_pyfunc(finished: TrainingResults
     number = str(finished.registered_model["registered_version"])
     version = client.get_model_version("coding-framework-generator", number)
     assert version.run_id == finished.mlflow_run_id
-    assert str(client.get_model_version_by_alias("coding-framework-generator", "challenger").version) == number
+    challenger = client.get_model_version_by_alias("coding-framework-generator", "challenger")
+    assert str(challenger.version) == number
     mlflow.set_tracking_uri(client.tracking_uri)
     try:
         model = mlflow.pyfunc.load_model(finished.registered_model["model_uri"])
