@@ -3,6 +3,9 @@
 A ``Tracker`` receives params once, metrics per step, checkpoint directories as artifacts and finally the
 trained model, which MLflow registers in its model registry as a pyfunc wrapping the Hugging Face model
 directory. A resumed run continues the same MLflow run (its id is kept in ``<run_dir>/tracking.json``).
+
+While an MLflow run is open, MLflow's own ``SystemMetricsMonitor`` (psutil; pynvml when a GPU is present)
+samples CPU, memory, disk, network and GPU use on a thread and logs them as ``system/*`` metrics.
 """
 
 from __future__ import annotations
@@ -62,19 +65,43 @@ def default_uri(run_dir: Path) -> str:
     return f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
 
 
-class MLflowTracker:
-    """One MLflow run; a new one, or the one recorded in ``run_dir`` when ``resume`` is set."""
+# Seconds between system-metric samples: short enough that a minutes-long run gets a curve.
+SYSTEM_METRICS_INTERVAL_S = 2.0
 
-    def __init__(self, config: TrackingConfig, run_dir: Path, resume: bool = False) -> None:
+
+def start_system_metrics(run_id: str, uri: str, interval_s: float = SYSTEM_METRICS_INTERVAL_S,
+                         resume: bool = False) -> Any:
+    """MLflow's ``SystemMetricsMonitor`` on ``run_id``, started; ``finish()`` it before ending the run."""
+    from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
+
+    monitor = SystemMetricsMonitor(run_id, sampling_interval=interval_s, resume_logging=resume,
+                                   tracking_uri=uri)
+    monitor.start()
+    return monitor
+
+
+class MLflowTracker:
+    """One MLflow run; a new one, or the one recorded in ``run_dir`` when ``resume`` is set. System metrics
+    are sampled every ``system_metrics_interval_s`` seconds until ``finish`` (None: not at all)."""
+
+    def __init__(self, config: TrackingConfig, run_dir: Path, resume: bool = False,
+                 system_metrics_interval_s: float | None = SYSTEM_METRICS_INTERVAL_S) -> None:
         from mlflow.tracking import MlflowClient
 
         self.uri = config.mlflow_uri or default_uri(run_dir)
         self.client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
         record = run_dir / TRACKING_FILE
-        if resume and record.is_file():
+        resumed = resume and record.is_file()
+        if resumed:
             self.run_id = json.loads(record.read_text())["mlflow_run_id"]
             self.client.update_run(self.run_id, status="RUNNING")
-            return
+        else:
+            self.run_id = self._new_run(config, run_dir)
+            record.write_text(json.dumps({"mlflow_run_id": self.run_id, "mlflow_uri": self.uri}) + "\n")
+        self.system_metrics = (None if system_metrics_interval_s is None else
+                               start_system_metrics(self.run_id, self.uri, system_metrics_interval_s, resumed))
+
+    def _new_run(self, config: TrackingConfig, run_dir: Path) -> str:
         experiment = self.client.get_experiment_by_name(config.experiment)
         if experiment is None:
             exp_id = self.client.create_experiment(
@@ -82,8 +109,7 @@ class MLflowTracker:
             )
         else:
             exp_id = experiment.experiment_id
-        self.run_id = self.client.create_run(exp_id, run_name=run_dir.name).info.run_id
-        record.write_text(json.dumps({"mlflow_run_id": self.run_id, "mlflow_uri": self.uri}) + "\n")
+        return str(self.client.create_run(exp_id, run_name=run_dir.name).info.run_id)
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         from mlflow.entities import Param
@@ -141,6 +167,9 @@ class MLflowTracker:
         return out
 
     def finish(self, status: str = "FINISHED") -> None:
+        if self.system_metrics is not None:
+            self.system_metrics.finish()  # flushes the last samples while the run still accepts them
+            self.system_metrics = None
         self.client.set_terminated(self.run_id, status=status)
 
 

@@ -1,0 +1,33 @@
+"""MLflow's own system-metrics monitor records CPU and memory use in a tracker's run (SQLite store)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from coding_framework.config.training import TrackingConfig
+from coding_framework.training.tracking import MLflowTracker
+
+pytestmark = pytest.mark.slow  # an MLflow SQLite store takes seconds to create
+
+
+def test_an_open_run_records_system_metrics_until_it_finishes(tmp_path) -> None:
+    tracker = MLflowTracker(TrackingConfig(experiment="sysmetrics"), tmp_path, system_metrics_interval_s=0.2)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # keep a core busy so the samples are not all idle
+        sum(i * i for i in range(10_000))
+    tracker.finish()
+    assert tracker.system_metrics is None
+    run = tracker.client.get_run(tracker.run_id)
+    assert run.info.status == "FINISHED"
+    cpu = tracker.client.get_metric_history(tracker.run_id, "system/cpu_utilization_percentage")
+    memory = tracker.client.get_metric_history(tracker.run_id, "system/system_memory_usage_megabytes")
+    assert len(cpu) >= 2 and [m.step for m in cpu] == list(range(len(cpu)))
+    assert all(0 <= m.value <= 100 for m in cpu) and all(m.value > 0 for m in memory)
+
+
+def test_system_metrics_can_be_turned_off(tmp_path) -> None:
+    tracker = MLflowTracker(TrackingConfig(experiment="quiet"), tmp_path, system_metrics_interval_s=None)
+    tracker.finish()
+    assert not [k for k in tracker.client.get_run(tracker.run_id).data.metrics if k.startswith("system/")]
