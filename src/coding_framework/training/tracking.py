@@ -98,8 +98,10 @@ class MLflowTracker:
         else:
             self.run_id = self._new_run(config, run_dir)
             record.write_text(json.dumps({"mlflow_run_id": self.run_id, "mlflow_uri": self.uri}) + "\n")
-        self.system_metrics = (None if system_metrics_interval_s is None else
-                               start_system_metrics(self.run_id, self.uri, system_metrics_interval_s, resumed))
+        interval = system_metrics_interval_s
+        self.system_metrics = None
+        if interval is not None:
+            self.system_metrics = start_system_metrics(self.run_id, self.uri, interval, resumed)
 
     def _new_run(self, config: TrackingConfig, run_dir: Path) -> str:
         experiment = self.client.get_experiment_by_name(config.experiment)
