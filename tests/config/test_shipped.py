@@ -21,6 +21,7 @@ from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.llm import LLMConfig
 from coding_framework.config.training import TrainingConfig
+from coding_framework.config.verl import VerlConfig
 
 # Every shipped config and the model it fills. A new YAML without an entry here fails the coverage test.
 MODELS: dict[str, type[BaseModel]] = {
@@ -36,6 +37,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "verl_fsdp": VerlConfig,
+    "verl_smoke": VerlConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
 STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights"]

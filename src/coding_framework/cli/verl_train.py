@@ -1,0 +1,115 @@
+"""`coding-framework verl-train` and `verl-export`: train on verl's FSDP trainer (Ray), export checkpoints.
+
+`verl-train` composes verl's config from ours and validates it with verl's own checks; `--dry-run` stops
+there. `verl-export` merges a verl FSDP checkpoint into a Hugging Face directory and registers it in MLflow.
+See docs/scale_out.md for the multi-node and GPU paths.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coding_framework.cli.main import app
+from coding_framework.cli.output import fail, print_result_line
+from coding_framework.config.algorithm import ALGORITHM_NAMES
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _bad_input() -> tuple[type[BaseException], ...]:
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from coding_framework.config import ConfigError
+
+    # verl's own checks raise AssertionError / ValueError; hydra and OmegaConf their own errors.
+    return (ConfigError, HydraException, OmegaConfBaseException, AssertionError, ValueError, OSError)
+
+
+def _configs(config: str | None, verl_config: str | None, algorithm: str | None, nnodes: int | None,
+             gpus_per_node: int | None, ray_address: str | None) -> tuple[Any, Any]:
+    from coding_framework.config import load_config
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.config.verl import VerlConfig
+
+    cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm})
+    cluster = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
+               "cluster.ray_address": ray_address}
+    return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=cluster)
+
+
+@app.command("verl-train")
+def verl_train(
+    model: Annotated[Path, typer.Option(help="Hugging Face model directory the actor starts from.")],
+    run_dir: Annotated[
+        Path, typer.Option(help="Data, workflow YAMLs, checkpoints and MLflow store go here.")],
+    config: Annotated[
+        str | None, typer.Option(help="Training YAML (path or shipped name, e.g. grpo_basic).")] = None,
+    verl_config: Annotated[
+        str | None, typer.Option(help="verl YAML: FSDP, rollout, cluster (default: shipped verl_fsdp).")
+    ] = None,
+    algorithm: Annotated[
+        str | None, typer.Option(help=f"{' | '.join(ALGORITHM_NAMES)} (default: the config's).")] = None,
+    override: Annotated[
+        list[str] | None, typer.Option(help="A verl hydra override KEY=VALUE (repeatable; wins).")] = None,
+    nnodes: Annotated[int | None, typer.Option(min=1, help="Nodes (default: the verl config's).")] = None,
+    gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
+    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (e.g. auto).")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Compose and validate only; do not launch.")] = False,
+) -> None:
+    """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo.
+
+    The last stdout line is JSON: `command` (verl's argv), `validated`, and with a launch `returncode`.
+    """
+    from coding_framework.training.verl.launcher import compose, launch, prepare, validate
+
+    start = time.perf_counter()
+    try:
+        cfg, verl = _configs(config, verl_config, algorithm, nnodes, gpus_per_node, ray_address)
+        run = prepare(cfg, verl, model, run_dir, list(override or []))
+        checks = validate(compose(run.args))
+    except _bad_input() as exc:
+        fail(_one_line(exc))
+    for name in run.not_applied:
+        typer.echo(f"warning: {name} is set but verl's trainer does not apply it", err=True)
+    result: dict[str, Any] = {
+        "command": run.command, "validated": True, "registration": run.registration,
+        "not_applied": run.not_applied, **checks, "run_dir": str(run.inputs.run_dir),
+        "checkpoints": str(run.inputs.run_dir / "checkpoints"), "mlflow_uri": run.inputs.mlflow_uri,
+        "validate_seconds": round(time.perf_counter() - start, 2),
+    }
+    if not dry_run:
+        result["returncode"] = launch(run)
+    print_result_line(result)
+    if result.get("returncode"):
+        raise typer.Exit(1)
+
+
+@app.command("verl-export")
+def verl_export(
+    checkpoint: Annotated[
+        Path, typer.Option(help="global_step_N/actor, global_step_N or a run's checkpoints folder (newest).")
+    ],
+    out: Annotated[Path, typer.Option(help="The Hugging Face directory to write.")],
+    register: Annotated[
+        str | None, typer.Option(help="Register in MLflow under this name (alias challenger).")] = None,
+    mlflow_uri: Annotated[
+        str | None, typer.Option(help="MLflow tracking URI (default: sqlite beside --out).")] = None,
+) -> None:
+    """Merge a verl FSDP checkpoint into a Hugging Face model; the last stdout line is JSON."""
+    from coding_framework.training.verl.export import merge_checkpoint, register_export
+
+    try:
+        result = merge_checkpoint(checkpoint, out)
+        if register:
+            result.update(register_export(result, register, mlflow_uri))
+    except _bad_input() as exc:
+        fail(_one_line(exc))
+    print_result_line(result)

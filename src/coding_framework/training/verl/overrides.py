@@ -1,0 +1,242 @@
+"""Our ``TrainingConfig`` and ``VerlConfig`` as verl's hydra overrides (``key=value`` for ``main_ppo``).
+
+Pure mapping, no I/O: each function returns the verl keys of one concern, ``verl_overrides`` joins them,
+``hydra_args`` renders them. A setting verl cannot express is either an error (when picking a substitute
+would change the numerics silently: a `linear` schedule, no gradient clipping) or listed by
+``not_applied`` (features verl's legacy trainer does not have, e.g. DAPO's group filtering, which only
+its v1 trainer implements).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coding_framework.config.training import TrainingConfig
+from coding_framework.config.verl import FSDPSection, VerlConfig
+from coding_framework.training.algorithms import AlgorithmSpec
+
+__all__ = ["VerlInputs", "VerlMappingError", "hydra_args", "not_applied", "verl_overrides"]
+
+Overrides = dict[str, Any]
+_SCHEDULES = {"constant": "constant", "cosine": "cosine"}
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
+
+
+class VerlMappingError(ValueError):
+    """A setting of ours that verl cannot express; the message names the field and the fix."""
+
+
+@dataclass(frozen=True)
+class VerlInputs:
+    """The files and places a verl run reads: written by the launcher before the overrides are built."""
+
+    model_dir: Path
+    run_dir: Path
+    train_file: Path
+    val_file: Path
+    workflow_files: Mapping[str, Path]
+    agent_loop_config: Path | None
+    mlflow_uri: str
+
+
+def _algorithm(spec: AlgorithmSpec) -> Overrides:
+    actor = "actor_rollout_ref.actor"
+    return {
+        "algorithm.adv_estimator": spec.adv_estimator,
+        "algorithm.norm_adv_by_std_in_grpo": spec.norm_adv_by_std,
+        "algorithm.gamma": spec.gamma,
+        "algorithm.lam": spec.lam,
+        f"{actor}.policy_loss.loss_mode": spec.policy_loss,
+        f"{actor}.loss_agg_mode": spec.loss_agg_mode,
+        f"{actor}.clip_ratio_low": spec.clip_ratio_low,
+        f"{actor}.clip_ratio_high": spec.clip_ratio_high,
+        f"{actor}.clip_ratio_c": spec.clip_ratio_c,
+        "critic.enable": spec.needs_critic,
+        "critic.cliprange_value": spec.cliprange_value,
+    }
+
+
+def _kl(cfg: TrainingConfig) -> Overrides:
+    kl = cfg.kl
+    return {
+        "actor_rollout_ref.actor.use_kl_loss": kl.mode == "loss",
+        "actor_rollout_ref.actor.kl_loss_coef": kl.coef,
+        "actor_rollout_ref.actor.kl_loss_type": kl.estimator,
+        "algorithm.use_kl_in_reward": kl.mode == "reward",
+        "algorithm.kl_penalty": kl.estimator,
+        "algorithm.kl_ctrl.type": kl.controller,
+        "algorithm.kl_ctrl.kl_coef": kl.coef,
+        "algorithm.kl_ctrl.target_kl": kl.target_kl,
+        "algorithm.kl_ctrl.horizon": kl.horizon,
+    }
+
+
+def _optim(cfg: TrainingConfig) -> Overrides:
+    optim = cfg.optim
+    if optim.schedule not in _SCHEDULES:
+        raise VerlMappingError(f"optim.schedule {optim.schedule!r} has no verl scheduler; verl has "
+                               f"{sorted(_SCHEDULES)}: set optim.schedule to one of them")
+    if optim.grad_clip is None:
+        raise VerlMappingError("optim.grad_clip: null (no clipping) has no verl equivalent; set a norm")
+    out: Overrides = {}
+    for role, lr in (("actor_rollout_ref.actor", optim.lr), ("critic", optim.critic_lr)):
+        out.update({
+            f"{role}.optim.lr": lr,
+            f"{role}.optim.weight_decay": optim.weight_decay,
+            f"{role}.optim.betas": list(optim.betas),
+            f"{role}.optim.lr_warmup_steps": optim.warmup_steps,
+            f"{role}.optim.lr_scheduler_type": _SCHEDULES[optim.schedule],
+            f"{role}.optim.min_lr_ratio": optim.min_lr_ratio,
+            f"{role}.optim.clip_grad": optim.grad_clip,
+        })
+    out["actor_rollout_ref.actor.ppo_epochs"] = cfg.algo.epochs
+    out["critic.ppo_epochs"] = cfg.algo.epochs
+    out["actor_rollout_ref.actor.entropy_coeff"] = cfg.algo.entropy_coef
+    return out
+
+
+def _fsdp(fsdp: FSDPSection, problems_per_step: int, minibatches: int) -> Overrides:
+    """The FSDP engine of the actor and critic, and the batch split: a mini-batch (one optimizer step) is
+    ``problems_per_step / minibatches`` prompts; each GPU runs it in micro-batches (gradient accumulation)."""
+    engine = {
+        "strategy": fsdp.strategy,
+        "reshard_after_forward": fsdp.full_shard,
+        "fsdp_size": fsdp.fsdp_size,
+        "param_offload": fsdp.param_offload,
+        "optimizer_offload": fsdp.optimizer_offload,
+        "model_dtype": fsdp.model_dtype,
+    }
+    precision = fsdp.mixed_precision.model_dump()
+    out: Overrides = {}
+    # The actor's engine section is `fsdp_config`, the critic's `fsdp` (verl's own naming).
+    for role, section in (("actor_rollout_ref.actor", "fsdp_config"), ("critic", "fsdp")):
+        out[f"{role}.strategy"] = fsdp.strategy
+        out.update({f"{role}.{section}.{k}": v for k, v in engine.items()})
+        out[f"+{role}.{section}.mixed_precision"] = precision
+        out[f"{role}.ppo_mini_batch_size"] = max(1, problems_per_step // minibatches)
+        out[f"{role}.ppo_micro_batch_size_per_gpu"] = fsdp.micro_batch_size_per_gpu
+    out["actor_rollout_ref.ref.fsdp_config.param_offload"] = True
+    for role in ("ref", "rollout"):
+        out[f"actor_rollout_ref.{role}.log_prob_micro_batch_size_per_gpu"] = (
+            fsdp.log_prob_micro_batch_size_per_gpu)
+    out["actor_rollout_ref.model.enable_gradient_checkpointing"] = fsdp.gradient_checkpointing
+    return out
+
+
+def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
+    rollout = "actor_rollout_ref.rollout"
+    out: Overrides = {
+        f"{rollout}.name": "vllm",
+        f"{rollout}.mode": "async",
+        f"{rollout}.calculate_log_probs": True,
+        f"{rollout}.n": cfg.rollout.group_size,
+        f"{rollout}.temperature": cfg.rollout.temperature,
+        f"{rollout}.top_p": cfg.rollout.top_p,
+        f"{rollout}.tensor_model_parallel_size": verl.rollout.tensor_parallel_size,
+        f"{rollout}.gpu_memory_utilization": verl.rollout.gpu_memory_utilization,
+        f"{rollout}.max_num_seqs": verl.rollout.max_num_seqs,
+        f"{rollout}.agent.num_workers": verl.rollout.agent_workers,
+        f"{rollout}.agent.default_agent_loop": "coding_framework",
+        "data.max_prompt_length": verl.rollout.prompt_length,
+        "data.max_response_length": verl.rollout.response_length,
+        "data.filter_overlong_prompts": True,
+    }
+    if inputs.agent_loop_config is not None:
+        out[f"{rollout}.agent.agent_loop_config_path"] = str(inputs.agent_loop_config)
+    return out
+
+
+def _data_and_model(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
+    out: Overrides = {
+        "actor_rollout_ref.model.path": str(inputs.model_dir),
+        "critic.model.path": str(inputs.model_dir),
+        "data.train_files": str(inputs.train_file),
+        "data.val_files": str(inputs.val_file),
+        "data.train_batch_size": cfg.rollout.problems_per_step,
+        "data.seed": cfg.seed,
+    }
+    # CodingAgentLoop reads these on every worker; the reward it returns is verl's `reward_score`.
+    for key, path in inputs.workflow_files.items():
+        out[f"+coding_framework.{key}"] = str(path)
+    out["+coding_framework.trained_role"] = cfg.rollout.trained_roles[0]
+    return out
+
+
+def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
+    out: Overrides = {
+        "trainer.use_v1": False,
+        "trainer.nnodes": verl.cluster.nnodes,
+        "trainer.n_gpus_per_node": verl.cluster.gpus_per_node,
+        "trainer.total_training_steps": cfg.steps,
+        "trainer.save_freq": cfg.checkpoint.every,
+        "trainer.max_actor_ckpt_to_keep": cfg.checkpoint.keep_last,
+        "trainer.max_critic_ckpt_to_keep": cfg.checkpoint.keep_last,
+        "trainer.default_local_dir": str(inputs.run_dir / "checkpoints"),
+        "trainer.resume_mode": "auto",
+        "trainer.test_freq": cfg.eval.every if cfg.eval.every > 0 else -1,
+        "trainer.val_before_train": cfg.eval.baseline,
+        "trainer.project_name": cfg.tracking.experiment,
+        "trainer.experiment_name": inputs.run_dir.name,
+        "trainer.logger": list(verl.logger),
+        "trainer.rollout_data_dir": str(inputs.run_dir / "rollouts"),
+    }
+    if verl.cluster.ray_address:
+        out["+ray_kwargs.ray_init.address"] = verl.cluster.ray_address
+    if "mlflow" in verl.logger:
+        out["+ray_kwargs.ray_init.runtime_env.env_vars.MLFLOW_TRACKING_URI"] = inputs.mlflow_uri
+    return out
+
+
+def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig,
+                   inputs: VerlInputs) -> Overrides:
+    """Every verl key this run sets, in a stable order (later keys of the same name would win)."""
+    return {
+        **_data_and_model(cfg, inputs),
+        **_rollout(cfg, verl, inputs),
+        **_algorithm(spec),
+        **_kl(cfg),
+        **_optim(cfg),
+        **_fsdp(verl.fsdp, cfg.rollout.problems_per_step, cfg.algo.minibatches),
+        **_trainer(cfg, verl, inputs),
+    }
+
+
+def not_applied(cfg: TrainingConfig, spec: AlgorithmSpec) -> list[str]:
+    """Settings of this run that differ from their defaults and that verl's legacy trainer does not apply."""
+    default = TrainingConfig()
+    checks = {
+        "reward.round_penalty": (cfg.reward.round_penalty, default.reward.round_penalty),
+        "reward.normalize": (cfg.reward.normalize, default.reward.normalize),
+        "reward.clip": (cfg.reward.clip, default.reward.clip),
+        "rollout.temperature_end": (cfg.rollout.temperature_end, default.rollout.temperature_end),
+        "curriculum.enabled": (cfg.curriculum.enabled, default.curriculum.enabled),
+        "kl.stop_kl": (cfg.kl.stop_kl, default.kl.stop_kl),
+        "algo.value_coef": (cfg.algo.value_coef, default.algo.value_coef),
+        "dynamic_sampling (DAPO group filtering: verl v1 trainer only)": (spec.dynamic_sampling, False),
+        "rollout.trained_roles beyond the first": (len(cfg.rollout.trained_roles) > 1, False),
+    }
+    return [name for name, (value, base) in checks.items() if value != base]
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ",".join(_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{_value(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if isinstance(value, int | float) or _PLAIN.match(text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def hydra_args(overrides: Mapping[str, Any]) -> list[str]:
+    """``key=value`` strings in hydra's override grammar (strings quoted where the grammar needs it)."""
+    return [f"{key}={_value(value)}" for key, value in overrides.items()]
