@@ -1,0 +1,78 @@
+"""`verl-train` through the real CLI: a dry run composed and validated against verl's own config and checks,
+and bad input (an unknown override key or algorithm, no model, a batch verl rejects) as a one-line error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from coding_framework.cli.main import app
+from coding_framework.embedded import ensure_embedded_model
+
+pytestmark = pytest.mark.slow  # the first call imports verl, hydra and vLLM's config classes (~20 s here)
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    return ensure_embedded_model(progress=False)
+
+
+def verl_train(tmp_path: Path, model: Path, *args: str) -> tuple[int, str, str]:
+    argv = ["verl-train", "--dry-run", "--model", str(model), "--run-dir", str(tmp_path / "run"), *args]
+    result = CliRunner().invoke(app, argv)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def assert_one_line_error(code: int, stderr: str, *fragments: str) -> None:
+    assert code == 2, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    assert all(f in errors[0] for f in fragments), errors[0]
+
+
+def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Path) -> None:
+    code, out, err = verl_train(tmp_path, model_dir, "--config", "grpo_basic", "--gpus-per-node", "4",
+                                "--override", "trainer.val_before_train=false")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["validated"] is True
+    command = result["command"]
+    assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
+    args = set(command[3:])
+    for arg in ("trainer.use_v1=false", "actor_rollout_ref.rollout.mode=async",
+                "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.calculate_log_probs=true",
+                "actor_rollout_ref.rollout.agent.default_agent_loop=coding_framework",
+                "algorithm.adv_estimator=grpo", "trainer.n_gpus_per_node=4", "trainer.resume_mode=auto",
+                f"actor_rollout_ref.model.path={model_dir.resolve()}"):
+        assert arg in args, arg
+    assert command[-1] == "trainer.val_before_train=false"  # the user's override comes last and wins
+    run = tmp_path / "run"
+    assert f"trainer.default_local_dir={run.resolve() / 'checkpoints'}" in args
+    assert (run / "verl_data" / "train.parquet").is_file() and (run / "workflow" / "rewards.yaml").is_file()
+    assert result["train_prompts"] == 450 and result["gpus"] == 4 and result["reference_policy"] is True
+    assert result["not_applied"] == ["reward.round_penalty", "kl.stop_kl"]  # grpo_basic sets both
+    assert "warning: reward.round_penalty is set" in err
+
+
+def test_unknown_override_key_is_a_one_line_error(tmp_path: Path, model_dir: Path) -> None:
+    code, _, err = verl_train(tmp_path, model_dir, "--override", "trainer.no_such_key=1")
+    assert_one_line_error(code, err, "trainer.no_such_key")
+
+
+def test_unknown_algorithm_is_a_one_line_error(tmp_path: Path, model_dir: Path) -> None:
+    code, _, err = verl_train(tmp_path, model_dir, "--algorithm", "sarsa")
+    assert_one_line_error(code, err, "sarsa", "grpo")
+
+
+def test_missing_model_is_a_one_line_error(tmp_path: Path) -> None:
+    code, _, err = verl_train(tmp_path, tmp_path / "no-model")
+    assert_one_line_error(code, err, "no-model", "config.json")
+
+
+def test_verls_own_checks_reject_a_mini_batch_larger_than_the_batch(tmp_path: Path, model_dir: Path) -> None:
+    too_big = "actor_rollout_ref.actor.ppo_mini_batch_size=64"  # the batch is 8 problems
+    code, _, err = verl_train(tmp_path, model_dir, "--override", too_big)
+    assert_one_line_error(code, err, "ppo_mini_batch_size")
