@@ -72,8 +72,9 @@ PUBLIC_API = {
         "verl_dataset_rows", "write_verl_dataset",
     ],
     "coding_framework.training.verl": [
-        "CodingAgentLoop", "ServerManagerEngine", "from_agent_loop_output", "from_data_proto",
-        "to_agent_loop_output", "to_data_proto", "verl_dataset_rows", "write_verl_dataset",
+        "CodingAgentLoop", "PreflightConfig", "PreflightReport", "ServerManagerEngine", "TokenServer",
+        "from_agent_loop_output", "from_data_proto", "run_preflight", "to_agent_loop_output", "to_data_proto",
+        "verl_dataset_rows", "write_verl_dataset",
     ],
 }
 

@@ -29,6 +29,7 @@ def _register() -> None:
         quickstart,  # noqa: F401
         solve,  # noqa: F401
         train,  # noqa: F401
+        verl_preflight,  # noqa: F401
         verl_train,  # noqa: F401
     )
 

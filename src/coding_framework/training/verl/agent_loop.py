@@ -7,6 +7,8 @@ Generator call goes token-in/token-out through ``ServerManagerEngine`` to verl's
 result is returned as the ``AgentLoopOutput`` of ``interop.to_agent_loop_output``: the same token
 ids, mask and logprobs our own trainer would use, with ``reward_score`` set (verl then skips its reward
 manager) and our call spans / task id / metadata in ``extra_fields`` (they reach ``non_tensor_batch``).
+The metadata carries the episode's wall-clock span (``episode_began`` / ``episode_ended``, Unix seconds),
+so the time spent in episodes can be told apart from the time spent in verl's machinery around them.
 
 Use it (the module must be importable on every worker, e.g. ``pip install -e .``)::
 
@@ -175,6 +177,7 @@ class CodingAgentLoop(AgentLoopBase):
         self.resources = _resources(json.dumps(self.settings, sort_keys=True))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        began = time.time()  # wall clock, comparable across the workers' processes on one machine
         problem = problem_from_row(kwargs)
         res = self.resources
         engine = ServerManagerEngine(self.server_manager, self.tokenizer, sampling_params,
@@ -195,7 +198,8 @@ class CodingAgentLoop(AgentLoopBase):
         group = kwargs.get("uid")
         (traj,) = trajectories_from_episode(
             state, (res.role,), reward=reward.value, group_id=str(group) if group is not None else None,
-            metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated},
+            metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated,
+                      "episode_began": began, "episode_ended": time.time()},
         )
         return to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
                                                            compute_score=score_s))
