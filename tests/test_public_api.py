@@ -25,11 +25,12 @@ PUBLIC_API = {
     "coding_framework.config": [
         "AgentsConfig", "AlgoConfig", "AlgorithmOverrides", "ArchitectureConfig", "AuditConfig",
         "CheckpointConfig", "ConfigError", "CurriculumConfig", "DataConfig", "EmbeddedModelConfig",
-        "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "GeneratorConfig", "GraphConfig", "KLConfig",
-        "LLMConfig", "OptimConfig", "PhaseConfig", "PretrainConfig", "ResourceLimits", "ReviewerConfig",
-        "RewardConfig", "RolloutConfig", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig",
-        "StrictModel", "TokenizerConfig", "TrackingConfig", "TrainingConfig", "WorkflowConfig",
-        "load_config", "resolve_config", "shipped_config", "shipped_config_names",
+        "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection", "GeneratorConfig",
+        "GraphConfig", "KLConfig", "LLMConfig", "MixedPrecisionSection", "OptimConfig", "PhaseConfig",
+        "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig", "SFTConfig",
+        "SFTDataConfig", "SamplingConfig", "SandboxConfig", "StrictModel", "TokenizerConfig",
+        "TrackingConfig", "TrainingConfig", "VerlClusterSection", "VerlConfig", "VerlRolloutSection",
+        "WorkflowConfig", "load_config", "resolve_config", "shipped_config", "shipped_config_names",
     ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [
@@ -73,8 +74,8 @@ PUBLIC_API = {
     ],
     "coding_framework.training.verl": [
         "CodingAgentLoop", "PreflightConfig", "PreflightReport", "ServerManagerEngine", "TokenServer",
-        "from_agent_loop_output", "from_data_proto", "run_preflight", "to_agent_loop_output", "to_data_proto",
-        "verl_dataset_rows", "write_verl_dataset",
+        "VerlLaunch", "from_agent_loop_output", "from_data_proto", "merge_checkpoint", "register_export",
+        "run_preflight", "to_agent_loop_output", "to_data_proto", "verl_dataset_rows", "write_verl_dataset",
     ],
 }
 

@@ -35,6 +35,13 @@ from coding_framework.config.training import (
     TrackingConfig,
     TrainingConfig,
 )
+from coding_framework.config.verl import (
+    FSDPSection,
+    MixedPrecisionSection,
+    VerlClusterSection,
+    VerlConfig,
+    VerlRolloutSection,
+)
 
 __all__ = [
     "AgentsConfig",
@@ -50,10 +57,12 @@ __all__ = [
     "EpisodeRewardConfig",
     "EvalConfig",
     "ExecutorConfig",
+    "FSDPSection",
     "GeneratorConfig",
     "GraphConfig",
     "KLConfig",
     "LLMConfig",
+    "MixedPrecisionSection",
     "OptimConfig",
     "PhaseConfig",
     "PretrainConfig",
@@ -69,6 +78,9 @@ __all__ = [
     "TokenizerConfig",
     "TrackingConfig",
     "TrainingConfig",
+    "VerlClusterSection",
+    "VerlConfig",
+    "VerlRolloutSection",
     "WorkflowConfig",
     "load_config",
     "resolve_config",
