@@ -20,6 +20,7 @@ from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.llm import LLMConfig
+from coding_framework.config.sweep import SweepConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 
@@ -37,6 +38,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
 }

@@ -28,6 +28,7 @@ def _register() -> None:
         evaluate,  # noqa: F401
         quickstart,  # noqa: F401
         solve,  # noqa: F401
+        sweep,  # noqa: F401
         train,  # noqa: F401
         verl_preflight,  # noqa: F401
         verl_train,  # noqa: F401

@@ -22,6 +22,14 @@ from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
+from coding_framework.config.sweep import (
+    AshaConfig,
+    ChoiceDimension,
+    GridDimension,
+    LogUniformDimension,
+    SweepConfig,
+    UniformDimension,
+)
 from coding_framework.config.training import (
     AlgoConfig,
     AuditConfig,
@@ -48,8 +56,10 @@ __all__ = [
     "AlgoConfig",
     "AlgorithmOverrides",
     "ArchitectureConfig",
+    "AshaConfig",
     "AuditConfig",
     "CheckpointConfig",
+    "ChoiceDimension",
     "ConfigError",
     "CurriculumConfig",
     "DataConfig",
@@ -60,8 +70,10 @@ __all__ = [
     "FSDPSection",
     "GeneratorConfig",
     "GraphConfig",
+    "GridDimension",
     "KLConfig",
     "LLMConfig",
+    "LogUniformDimension",
     "MixedPrecisionSection",
     "OptimConfig",
     "PhaseConfig",
@@ -75,9 +87,11 @@ __all__ = [
     "SamplingConfig",
     "SandboxConfig",
     "StrictModel",
+    "SweepConfig",
     "TokenizerConfig",
     "TrackingConfig",
     "TrainingConfig",
+    "UniformDimension",
     "VerlClusterSection",
     "VerlConfig",
     "VerlRolloutSection",

@@ -1,5 +1,5 @@
 """RL training: the trainer and its config, token-exact trajectories, verl interop, algorithm specs and
-losses, the critic's value head, KL, the auditor.
+losses, the critic's value head, KL, the auditor, Ray Tune sweeps.
 
 Names from modules that import verl or transformers (slow to import: ray, hydra, vLLM glue) load on first
 access, so ``import coding_framework.training`` stays cheap for code that only needs trajectories.
@@ -29,6 +29,7 @@ _LAZY = {
     "make_controller": "kl", "response_log_probs": "kl",
     "CodingAgentLoop": "verl.agent_loop", "ServerManagerEngine": "verl.agent_loop",
     "verl_dataset_rows": "verl.agent_loop", "write_verl_dataset": "verl.agent_loop",
+    "load_sweep": "sweep", "run_sweep": "sweep",
 }
 
 __all__ = [
@@ -36,9 +37,10 @@ __all__ = [
     "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",
     "StepRecord", "Trainer", "TrainingConfig", "TrainingResults", "Trajectory", "ValueHead", "audit",
     "compute_advantages", "configure", "dynamic_sampling_filter", "from_agent_loop_output",
-    "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "make_controller",
-    "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update", "to_agent_loop_output",
-    "to_data_proto", "trajectories_from_episode", "value_loss", "verl_dataset_rows", "write_verl_dataset",
+    "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "load_sweep",
+    "make_controller", "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update",
+    "run_sweep", "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
+    "verl_dataset_rows", "write_verl_dataset",
 ]
 
 

@@ -20,6 +20,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,9 @@ class Trainer:
     ``device`` are used; ``config.model`` is then not loaded). Default: one over ``config.model`` on
     ``config.device``. The global state the run sets is restored when ``run()`` returns or raises; a
     trainer that is built but never run gives it back with ``close()`` (or a ``with`` block).
+
+    ``on_step(step, metrics)`` is called after each step's metrics are logged (a sweep reports them to
+    Ray Tune from there); what it raises ends the run.
     """
 
     def __init__(
@@ -104,8 +108,10 @@ class Trainer:
         engine: LocalEngine | None = None,
         resume: bool = False,
         progress: bool = True,
+        on_step: Callable[[int, dict[str, float]], None] | None = None,
     ) -> None:
         self.config, self.run_dir, self.resume, self.progress = config, Path(run_dir), resume, progress
+        self.on_step = on_step
         self.scope = RunScope()
         try:
             self._build(engine)
@@ -365,6 +371,8 @@ class Trainer:
                 self.history.append(StepRecord(step=self.step, metrics=metrics))
                 trackers.log_metrics(metrics, step=self.step)
                 bar.update(task, completed=self.step, info=_progress_info(metrics))
+                if self.on_step is not None:
+                    self.on_step(self.step, metrics)
                 if "kl/ref" in metrics and self.updater.monitor.update(metrics["kl/ref"], self.step):
                     early_stop = self.updater.monitor.reason
                 if self.step % cfg.checkpoint.every == 0 or self.step == cfg.steps or early_stop:

@@ -1,0 +1,204 @@
+"""Run a sweep: a local Ray cluster (no dashboard), Ray Tune with ASHA over ``train_trial``, CPU resources
+per trial, and the outcome in the sweep's MLflow store and ``sweep.json``.
+
+The best trial is the best by its last reported metric among the trials that finished all their steps
+(among all trials when none did): a trial ASHA stopped early was behind when it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+from pydantic import BaseModel, Field
+from ray import tune
+from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
+from ray.tune.search import BasicVariantGenerator
+
+from coding_framework.config.sweep import SweepConfig, check_values
+from coding_framework.logs import get_logger
+from coding_framework.training.sweep.progress import SweepProgress
+from coding_framework.training.sweep.space import trial_count, tune_space
+from coding_framework.training.sweep.tracking import STOPPED_EARLY, SweepRun
+from coding_framework.training.sweep.trial import FINISHED, STEP, TRIALS_DIR, train_trial
+
+__all__ = ["SWEEP_FILE", "SweepError", "SweepResults", "run_sweep"]
+
+log = get_logger(__name__)
+
+SWEEP_FILE = "sweep.json"
+
+
+class SweepError(RuntimeError):
+    """A trial failed: Tune stops the sweep at the first failure; the message is the trial's error."""
+
+
+class SweepResults(BaseModel):
+    trials: list[dict[str, Any]] = Field(
+        description="Per trial: trial_id, params, metric (last reported), steps, status (completed, "
+        "stopped_early, error), run_dir, mlflow_run_id."
+    )
+    best: dict[str, Any] | None = Field(description="The best trial (same fields).")
+    metric: str
+    mode: str
+    run_dir: Path
+    mlflow_uri: str
+    mlflow_run_id: str = Field(description="The parent sweep run.")
+    seconds: float
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON object the CLI prints last."""
+        count = {s: sum(t["status"] == s for t in self.trials) for s in ("completed", STOPPED_EARLY, "error")}
+        best = self.best or {}
+        return {
+            "trials": len(self.trials),
+            **{f"trials_{k}": v for k, v in count.items()},
+            "best": best.get("params"),
+            "best_metric": best.get("metric"),
+            "best_trial": best.get("trial_id"),
+            "best_config_file": str(Path(best["run_dir"]) / "config.json") if best else None,
+            "metric": self.metric,
+            "mode": self.mode,
+            "seconds": round(self.seconds, 1),
+            "mlflow_uri": self.mlflow_uri,
+            "mlflow_run_id": self.mlflow_run_id,
+            "run_dir": str(self.run_dir),
+            "per_trial": self.trials,
+        }
+
+
+def _scheduler(sweep: SweepConfig, steps: int) -> TrialScheduler:
+    if not sweep.asha.enabled:
+        return FIFOScheduler()
+    max_t = sweep.asha.max_t or steps
+    return ASHAScheduler(
+        time_attr=STEP,
+        max_t=max_t,
+        grace_period=min(sweep.asha.grace_period, max_t),
+        reduction_factor=sweep.asha.reduction_factor,
+    )
+
+
+def _tuner(sweep: SweepConfig, base: dict[str, Any], run_dir: Path, uri: str, progress: SweepProgress) -> Any:
+    trainable = tune.with_parameters(
+        train_trial,
+        base=base,
+        sweep_dir=str(run_dir),
+        metric=sweep.metric,
+        mlflow_uri=uri,
+        experiment=sweep.experiment,
+    )
+    return tune.Tuner(
+        tune.with_resources(trainable, {"cpu": sweep.cpus_per_trial}),
+        param_space=tune_space(sweep),
+        tune_config=tune.TuneConfig(
+            metric=sweep.metric,
+            mode=sweep.mode,
+            num_samples=sweep.num_samples,
+            reuse_actors=True,  # a new trial skips the worker's start and imports (seconds each here)
+            scheduler=_scheduler(sweep, int(base["steps"])),
+            search_alg=BasicVariantGenerator(
+                max_concurrent=sweep.max_concurrent_trials, random_state=sweep.seed
+            ),
+        ),
+        run_config=tune.RunConfig(
+            name="tune",
+            storage_path=str(run_dir),
+            verbose=0,
+            callbacks=[progress],
+            failure_config=tune.FailureConfig(fail_fast=True),
+        ),
+    )
+
+
+def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str, Any]:
+    last = result.metrics or {}
+    trial_id = str(last.get("trial_id") or Path(result.path).name)
+    status = "completed" if last.get(FINISHED) else STOPPED_EARLY
+    if result.error is not None:
+        status = "error"
+    trial_dir = run_dir / TRIALS_DIR / trial_id
+    value = last.get(metric)
+    return {
+        "trial_id": trial_id,
+        "params": dict(result.config or {}),
+        "metric": float(value) if isinstance(value, int | float) else None,
+        "steps": last.get(STEP),
+        "status": status,
+        "run_dir": str(trial_dir),
+        "mlflow_run_id": sweep.link_trial(trial_dir, trial_id, status),
+    }
+
+
+def _best(trials: list[dict[str, Any]], mode: str) -> dict[str, Any] | None:
+    scored = [t for t in trials if t["metric"] is not None]
+    finished = [t for t in scored if t["status"] == "completed"] or scored
+    if not finished:
+        return None
+    pick = max if mode == "max" else min
+    return pick(finished, key=lambda t: t["metric"])
+
+
+def _first_error(results: list[Any]) -> str | None:
+    for r in results:
+        if r.error is not None:
+            lines = [ln for ln in str(r.error).strip().splitlines() if ln.strip()]
+            return lines[-1] if lines else type(r.error).__name__
+    return None
+
+
+def run_sweep(
+    sweep: SweepConfig, base: dict[str, Any], run_dir: str | Path, *, progress: bool = True
+) -> SweepResults:
+    """Run ``sweep`` over ``base`` (see ``config.sweep.load_sweep``) in ``run_dir``. Starts a local Ray cluster of
+    ``sweep.ray_cpus`` CPUs and shuts it down after, unless Ray is already initialised."""
+    start = time.perf_counter()
+    check_values(sweep, base)
+    out = Path(run_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    parent = SweepRun(sweep, out)
+    owns_ray = not ray.is_initialized()
+    status = "FAILED"
+    try:
+        if owns_ray:
+            ray.init(
+                num_cpus=sweep.ray_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
+        # Tune prints its banner to stdout, whose last line is the CLI's JSON: it goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr), SweepProgress(
+            trial_count(sweep), sweep.metric, sweep.mode, progress
+        ) as bar:
+            grid = _tuner(sweep, base, out, parent.uri, bar).fit()
+        results = [grid[i] for i in range(len(grid))]
+        trials = [_trial(r, out, parent, sweep.metric) for r in results]
+        best = _best(trials, sweep.mode)
+        parent.record(trials, best, sweep.metric)
+        error = _first_error(results)
+        if error is not None:
+            raise SweepError(f"a trial failed, so the sweep stopped: {error}")
+        status = "FINISHED"
+    finally:
+        if owns_ray:
+            ray.shutdown()
+        parent.finish(status)
+    outcome = SweepResults(
+        trials=trials,
+        best=best,
+        metric=sweep.metric,
+        mode=sweep.mode,
+        run_dir=out,
+        mlflow_uri=parent.uri,
+        mlflow_run_id=parent.run_id,
+        seconds=time.perf_counter() - start,
+    )
+    (out / SWEEP_FILE).write_text(outcome.model_dump_json(indent=2) + "\n")
+    log.info("sweep_done", trials=len(trials), best_metric=outcome.summary()["best_metric"])
+    return outcome
