@@ -48,7 +48,7 @@ def test_every_episode_comes_back_token_exact(preflight: tuple[PreflightReport, 
     assert report.masks_consistent and 0 < report.trained_tokens <= report.response_tokens
     assert report.advantages_finite and report.advantage_estimator == "grpo"
     assert len(report.rewards) == N * K and report.reward_mean == pytest.approx(sum(report.rewards) / (N * K))
-    assert not any("response_length" in p or "positions" in p for p in report.problems_found)
+    assert not any("positions" in p or "use_v1" in p for p in report.problems_found)
 
 
 def test_the_time_is_split_between_verl_and_the_episodes(preflight: tuple[PreflightReport, Path]) -> None:

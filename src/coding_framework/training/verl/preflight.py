@@ -144,6 +144,36 @@ def write_report(run_dir: Path, report: PreflightReport) -> Path:
     return path
 
 
+# Which stages are verl's machinery (Ray, its actors, dataset, advantages), as counted in ``verl_share``.
+VERL_STAGES = ("ray_start", "manager_start", "data", "advantage")
+
+
+def plot_report(report: PreflightReport, path: Path) -> Path:
+    """Where the preflight's time went: a bar per stage, generation split into episodes and verl around
+    them; verl's machinery in one colour, the episodes in another, the preflight's own work in grey."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = report.timings
+    bars = [(k, v, "tab:blue" if k in VERL_STAGES else "tab:gray") for k, v in t.items() if k != "generate"]
+    bars += [("generate: episodes", report.episodes_s, "tab:orange"),
+             ("generate: verl around them", max(t["generate"] - report.episodes_s, 0.0), "tab:blue")]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color=[b[2] for b in bars])
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds")
+    ax.set_title(f"verl preflight: {report.trajectories} episodes in {report.seconds:.0f} s, drift "
+                 f"{report.drift_tokens} tokens\nverl's machinery (blue) is {100 * report.verl_share:.0f}% "
+                 "of verl + episodes (orange)", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def new_uids(count: int) -> np.ndarray:
     return np.array([str(uuid4()) for _ in range(count)], dtype=object)
 
@@ -191,8 +221,12 @@ def serving(config: PreflightConfig, model_dir: Path, vllm: Any, log_dir: Path) 
         if config.engine == "vllm":
             from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
 
-            settings = vllm or VLLMServerConfig(dtype="float32", served_model_name="preflight")
-            server = stack.enter_context(VLLMServer(model_dir, settings, log_path=log_dir / "vllm.log"))
+            server = vllm
+            if not isinstance(vllm, VLLMServer):  # else a running server, its weights those of model_dir
+                length = config.prompt_length + config.response_length
+                settings = vllm or VLLMServerConfig(dtype="float32", served_model_name="preflight",
+                                                    max_model_len=length)
+                server = stack.enter_context(VLLMServer(model_dir, settings, log_path=log_dir / "vllm.log"))
             spec = EngineSpec(kind="openai", model_dir=model_dir, base_url=server.url,
                               served_name=server.name)
         else:
@@ -262,8 +296,10 @@ def start_manager(verl_config: Any, servers: dict[str, Any], stack: contextlib.E
 
 def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
                   on_stage: Any = None) -> PreflightReport:
-    """Run the preflight (see the module docstring); ``vllm`` is a ``VLLMServerConfig`` for engine=vllm,
-    ``on_stage(name)`` is called as each stage starts. Bad input raises ``PreflightError``."""
+    """Run the preflight (see the module docstring). For engine=vllm, ``vllm`` is the ``VLLMServerConfig``
+    of the server to start (default: float32, from ``default_venv()``) or a running ``VLLMServer`` serving
+    ``config.model``. ``on_stage(name)`` is called as each stage starts. Bad input raises
+    ``PreflightError``."""
     from transformers import AutoConfig, AutoTokenizer
 
     from coding_framework.problems import builtin_problems
@@ -311,7 +347,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
         with watch.stage("audit"):
             report = _report(config, verl_config, spec, output, full, model_dir, tokenizer, found, watch)
         report.mlflow_run_id = tracker.run_id
-        _log(tracker, config, report, write_report(run_dir, report))
+        _log(tracker, report, [write_report(run_dir, report), plot_report(report, run_dir / "preflight.png")])
         status = "FINISHED"
         return report
     finally:
@@ -328,14 +364,15 @@ def _tracker(run_dir: Path, config: PreflightConfig) -> Any:
     return tracker
 
 
-def _log(tracker: Any, config: PreflightConfig, report: PreflightReport, report_file: Path) -> None:
+def _log(tracker: Any, report: PreflightReport, files: list[Path]) -> None:
     metrics = {f"time/{k}": v for k, v in report.timings.items()}
     metrics.update(reward_mean=report.reward_mean, drift_tokens=report.drift_tokens,
                    verl_share=report.verl_share, episodes_s=report.episodes_s,
                    trajectories=report.trajectories, response_tokens=report.response_tokens,
                    problems_found=len(report.problems_found))
     tracker.log_metrics(metrics, step=0)
-    tracker.client.log_artifact(tracker.run_id, str(report_file))
+    for path in files:
+        tracker.client.log_artifact(tracker.run_id, str(path))
 
 
 def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, output: Any, full: Any,
@@ -365,8 +402,7 @@ def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, outp
     episodes = episode_seconds(output)
     t = dict(watch.timings)
     t["audit"] = round(watch.total - sum(t.values()), 3)  # the stage still running
-    machinery = (t["ray_start"] + t["manager_start"] + t["data"] + t["advantage"]
-                 + max(t["generate"] - episodes, 0.0))
+    machinery = sum(t[k] for k in VERL_STAGES) + max(t["generate"] - episodes, 0.0)
     return PreflightReport(
         trajectories=len(output), response_tokens=masks.response_tokens, trained_tokens=masks.trained_tokens,
         reward_mean=float(np.mean(rewards)), rewards=rewards,
