@@ -34,3 +34,10 @@ def test_an_unknown_verl_override_is_named(tmp_path: Path) -> None:
                                       "--override", "actor_rollout_ref.rollout.nosuch=1"])
     assert result.exit_code == 2 and "actor_rollout_ref.rollout.nosuch" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.slow  # composes verl's config with hydra
+def test_a_sampling_setting_the_token_servers_lack_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["verl-preflight", "--run-dir", str(tmp_path / "r"), "--no-progress",
+                                      "--override", "actor_rollout_ref.rollout.top_k=20"])
+    assert result.exit_code == 2 and "top_k=20" in result.output and "Traceback" not in result.output

@@ -307,6 +307,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
         base_overrides,
         compose_verl_config,
         settings_problems,
+        unsupported,
     )
 
     spec = resolve_algorithm(config.algorithm)
@@ -323,6 +324,8 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
             model_dir=model_dir, loop_config=loop_config, spec=spec, problems=config.problems, n=config.n,
             workers=config.workers, prompt_length=config.prompt_length,
             response_length=config.response_length), *config.overrides])
+        if (refused := unsupported(verl_config)) is not None:
+            raise PreflightError(refused)
         positions = getattr(AutoConfig.from_pretrained(model_dir), "max_position_embeddings", None)
         found = settings_problems(verl_config, spec, positions)
         tokenizer = AutoTokenizer.from_pretrained(model_dir)

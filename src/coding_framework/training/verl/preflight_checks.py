@@ -52,6 +52,15 @@ def compose_verl_config(overrides: Sequence[str]) -> DictConfig:
         raise ValueError(f"verl config: {first}") from None
 
 
+def unsupported(config: DictConfig) -> str | None:
+    """A sampling setting the token servers cannot honour (vLLM can): the preflight would fail on it."""
+    rollout = config.actor_rollout_ref.rollout
+    if rollout.top_k not in (-1, 0):
+        return f"actor_rollout_ref.rollout.top_k={rollout.top_k}: the preflight's token servers sample " \
+               "without top-k; run it with top_k=-1"
+    return None
+
+
 def settings_problems(config: DictConfig, spec: AlgorithmSpec, model_positions: int | None) -> list[str]:
     """Settings that would break or skew a verl job, found without running anything."""
     rollout = config.actor_rollout_ref.rollout
