@@ -1,11 +1,13 @@
 """The launcher's mapping onto verl: each algorithm composes against verl's config and passes verl's checks
 with verl's own names for it, settings verl cannot express are errors, and the ``verl.plugins`` entry point
-registers our agent loop the way verl loads plugins."""
+makes verl register our agent loop when it is imported."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tomllib
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -94,11 +96,19 @@ def test_shipped_verl_configs_load() -> None:
     assert load_config(VerlConfig, "verl_smoke").cluster.gpus_per_node == 1
 
 
-def test_the_plugin_entry_point_registers_the_agent_loop_as_verl_loads_it() -> None:
-    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
-
+def test_verl_registers_the_agent_loop_from_the_installed_entry_point(tmp_path: Path) -> None:
+    """An installed distribution declaring pyproject's ``verl.plugins`` entry point (a dist-info on the path,
+    as pip writes it) makes a bare ``import verl`` register our loop, which is what every Ray worker does."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][PLUGIN_GROUP]
-    (name, target), = declared.items()
-    EntryPoint(name=name, value=target, group=PLUGIN_GROUP).load()  # what verl/__init__.py does per plugin
-    assert _agent_loop_registry["coding_framework"]["_target_"] == (
-        "coding_framework.training.verl.agent_loop.CodingAgentLoop")
+    info = tmp_path / "site" / "coding_framework_plugin-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: coding-framework-plugin\nVersion: 0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in declared.items())
+    (info / "entry_points.txt").write_text(f"[{PLUGIN_GROUP}]\n{lines}")
+    probe = ("import verl\nfrom verl.experimental.agent_loop.agent_loop import _agent_loop_registry as r\n"
+             "from coding_framework.training.verl.launcher import plugin_installed\n"
+             "print(r['coding_framework']['_target_'], plugin_installed())")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(tmp_path / "site")])}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-2:] == ["coding_framework.training.verl.agent_loop.CodingAgentLoop", "True"]
