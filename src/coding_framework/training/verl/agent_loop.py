@@ -170,6 +170,9 @@ class CodingAgentLoop(AgentLoopBase):
     section: YAML paths ``agents``, ``graph``, ``sandbox``, ``rewards`` (each optional), ``trained_role``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The episode starts here: verl builds one loop per sample right before ``run``, and the first one
+        # in a worker builds the shared resources (sandboxed grader, reward), which is episode work too.
+        self.began = time.time()  # wall clock, comparable across the workers' processes on one machine
         super().__init__(*args, **kwargs)
         section = self.config.get(AGENT_NAME) or {}
         keys = ("agents", "graph", "sandbox", "rewards", "trained_role")
@@ -177,7 +180,6 @@ class CodingAgentLoop(AgentLoopBase):
         self.resources = _resources(json.dumps(self.settings, sort_keys=True))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
-        began = time.time()  # wall clock, comparable across the workers' processes on one machine
         problem = problem_from_row(kwargs)
         res = self.resources
         engine = ServerManagerEngine(self.server_manager, self.tokenizer, sampling_params,
@@ -199,7 +201,7 @@ class CodingAgentLoop(AgentLoopBase):
         (traj,) = trajectories_from_episode(
             state, (res.role,), reward=reward.value, group_id=str(group) if group is not None else None,
             metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated,
-                      "episode_began": began, "episode_ended": time.time()},
+                      "episode_began": self.began, "episode_ended": time.time()},
         )
         return to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
                                                            compute_score=score_s))
