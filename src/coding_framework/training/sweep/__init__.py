@@ -6,8 +6,8 @@ resources per trial, every trial's trainer run and a parent sweep run in one MLf
 imported here, so nothing below ``training`` imports this package.
 """
 
-from coding_framework.training.sweep.run import SWEEP_FILE, SweepError, SweepResults, run_sweep
 from coding_framework.config.sweep import load_sweep
+from coding_framework.training.sweep.run import SWEEP_FILE, SweepError, SweepResults, run_sweep
 from coding_framework.training.sweep.space import trial_count, tune_space
 from coding_framework.training.sweep.trial import train_trial
 

@@ -155,8 +155,8 @@ def _first_error(results: list[Any]) -> str | None:
 def run_sweep(
     sweep: SweepConfig, base: dict[str, Any], run_dir: str | Path, *, progress: bool = True
 ) -> SweepResults:
-    """Run ``sweep`` over ``base`` (see ``config.sweep.load_sweep``) in ``run_dir``. Starts a local Ray cluster of
-    ``sweep.ray_cpus`` CPUs and shuts it down after, unless Ray is already initialised."""
+    """Run ``sweep`` over ``base`` (from ``config.sweep.load_sweep``) in ``run_dir``. Starts a local Ray
+    cluster of ``sweep.ray_cpus`` CPUs and shuts it down after, unless Ray is already initialised."""
     start = time.perf_counter()
     check_values(sweep, base)
     out = Path(run_dir).resolve()
