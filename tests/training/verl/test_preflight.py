@@ -12,6 +12,7 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
+from coding_framework.logs import get_logger
 from coding_framework.training.verl.preflight import (
     REPORT_FILE,
     PreflightConfig,
@@ -21,6 +22,7 @@ from coding_framework.training.verl.preflight import (
 )
 
 pytestmark = pytest.mark.slow
+log = get_logger(__name__)
 
 N, K, WORKERS = 2, 2, 2
 
@@ -38,6 +40,8 @@ def preflight(ray_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> tu
     report = run_preflight(PreflightConfig(problems=N, n=K, workers=WORKERS), run_dir, on_stage=stages.append)
     assert stages == ["config", "mlflow", "ray_start", "server_start", "manager_start", "data", "generate",
                       "advantage", "audit"]
+    log.info("verl_preflight_measured", engine="local", timings=report.timings, episodes_s=report.episodes_s,
+             verl_share=report.verl_share, seconds=report.seconds, audit=report.audit)
     return report, run_dir
 
 
