@@ -20,7 +20,8 @@ from coding_framework.config.algorithm import ALGORITHM_NAMES
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    lines = [line.strip().removeprefix("- ") for line in text.splitlines() if line.strip()]
+    return "; ".join(lines).replace(":; ", ": ")
 
 
 def _bad_input() -> tuple[type[BaseException], ...]:
