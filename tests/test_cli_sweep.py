@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import ray
 import yaml
 from typer.testing import CliRunner
 
 from coding_framework.cli.main import app
+from tests.training._tiny_run import tiny_config
 
 TEMPERATURE = {"rollout.temperature": {"type": "choice", "values": [0.5, 1.0]}}
 
@@ -67,6 +69,20 @@ def test_a_bad_sweep_file_is_one_line_and_exit_2(tmp_path: Path, text: str | Non
     code, output = _invoke(tmp_path, config)
     assert code == 2, output
     assert message in output and "Traceback" not in output and output.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_a_metric_the_trainer_does_not_report_stops_the_sweep_with_exit_2(tmp_path: Path) -> None:
+    """Found by the first trial at its first step (its own Ray session; Tune fails fast)."""
+    tiny_config(tmp_path, steps=1, eval={"baseline": False}, audit={"every": 0},
+                tracking={"registered_model": None, "log_checkpoints": False})
+    space = {"rollout.temperature": {"type": "grid", "values": [1.0]}}
+    sweep = {"base": "tiny.yaml", "search_space": space, "metric": "rewrd"}
+    code, output = _invoke(tmp_path, _sweep(tmp_path, yaml.safe_dump(sweep)))
+    assert code == 2, output
+    assert "error: metric 'rewrd' is not a metric the trainer reports; it reports: [" in output
+    assert "'reward_mean'" in output and "Traceback" not in output
+    assert not ray.is_initialized()
 
 
 def test_sweep_is_a_command() -> None:

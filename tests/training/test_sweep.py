@@ -25,6 +25,7 @@ from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, SweepConfig
 from coding_framework.config.sweep import apply_dotted, check_training_key, load_sweep
 from coding_framework.training.sweep import trial_count, tune_space
+from coding_framework.training.sweep.plot import plot_sweep
 from coding_framework.training.sweep.progress import SweepProgress
 from tests.training._tiny_run import tiny_config
 
@@ -135,6 +136,16 @@ def test_the_progress_callback_pickles_and_counts_early_stops() -> None:
     assert (bar.done, bar.stopped, bar.failed, bar.best, bar.running) == (2, 1, 0, 0.5, set())
 
 
+def test_the_plot_draws_every_trial(tmp_path: Path) -> None:
+    trials = [
+        {"trial_id": "a", "params": {"optim.lr": 1e-4}, "status": "completed", "curve": [[1, 0.1], [2, 0.3]]},
+        {"trial_id": "b", "params": {"optim.lr": 1e-3}, "status": "stopped_early", "curve": [[1, 0.0]]},
+        {"trial_id": "c", "params": {"optim.lr": 1e-2}, "status": "error", "curve": []},
+    ]
+    path = plot_sweep(trials, trials[0], "reward_mean", tmp_path / "sweep.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
 # -- a real sweep -------------------------------------------------------------------------------------------
 
 
@@ -183,6 +194,10 @@ def test_the_last_line_lists_the_trials_and_the_best(sweep_run: dict[str, Any]) 
         trial = by_temperature[temperature]
         assert (trial["status"], trial["steps"], trial["metric"]) == ("stopped_early", 1, temperature)
     assert "stopped early 3" in sweep_run["stderr"]
+    curves = {t["params"]["rollout.temperature"]: t["curve"] for t in json.loads(
+        (sweep_run["dir"] / "sweep.json").read_text())["trials"]}
+    assert curves == {1.0: [[1, 1.0], [2, 1.0]], **{t: [[1, t]] for t in TEMPERATURES[1:]}}
+    assert Path(out["plot"]).read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.slow
@@ -213,6 +228,7 @@ def test_mlflow_holds_the_parent_run_and_the_trials_nested_under_it(sweep_run: d
     assert parent.data.metrics["best_charts/temperature"] == 1.0
     table = json.loads(Path(client.download_artifacts(parent.info.run_id, "trials.json")).read_text())
     assert len(table["trials"]) == 4
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {"trials.json", "sweep.png"}
     trials = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert sorted(r.info.run_id for r in trials) == sorted(t["mlflow_run_id"] for t in out["per_trial"])
     for run in trials:

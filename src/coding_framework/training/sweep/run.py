@@ -20,8 +20,10 @@ from ray import tune
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import BasicVariantGenerator
 
+from coding_framework.config.loader import ConfigError
 from coding_framework.config.sweep import SweepConfig, check_values
 from coding_framework.logs import get_logger
+from coding_framework.training.sweep.plot import plot_sweep
 from coding_framework.training.sweep.progress import SweepProgress
 from coding_framework.training.sweep.space import trial_count, tune_space
 from coding_framework.training.sweep.tracking import STOPPED_EARLY, SweepRun
@@ -32,6 +34,7 @@ __all__ = ["SWEEP_FILE", "SweepError", "SweepResults", "run_sweep"]
 log = get_logger(__name__)
 
 SWEEP_FILE = "sweep.json"
+PLOT_FILE = "sweep.png"
 
 
 class SweepError(RuntimeError):
@@ -41,7 +44,7 @@ class SweepError(RuntimeError):
 class SweepResults(BaseModel):
     trials: list[dict[str, Any]] = Field(
         description="Per trial: trial_id, params, metric (last reported), steps, status (completed, "
-        "stopped_early, error), run_dir, mlflow_run_id."
+        "stopped_early, error), run_dir, mlflow_run_id, curve ([step, metric] as reported)."
     )
     best: dict[str, Any] | None = Field(description="The best trial (same fields).")
     metric: str
@@ -49,6 +52,7 @@ class SweepResults(BaseModel):
     run_dir: Path
     mlflow_uri: str
     mlflow_run_id: str = Field(description="The parent sweep run.")
+    plot: Path = Field(description="Each trial's metric per step (PNG).")
     seconds: float
 
     def summary(self) -> dict[str, Any]:
@@ -68,7 +72,8 @@ class SweepResults(BaseModel):
             "mlflow_uri": self.mlflow_uri,
             "mlflow_run_id": self.mlflow_run_id,
             "run_dir": str(self.run_dir),
-            "per_trial": self.trials,
+            "plot": str(self.plot),
+            "per_trial": [{k: v for k, v in t.items() if k != "curve"} for t in self.trials],
         }
 
 
@@ -124,6 +129,10 @@ def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str
         status = "error"
     trial_dir = run_dir / TRIALS_DIR / trial_id
     value = last.get(metric)
+    frame = result.metrics_dataframe  # every result the trial reported
+    curve = []
+    if frame is not None and STEP in frame and metric in frame:
+        curve = [[int(s), float(v)] for s, v in frame[[STEP, metric]].dropna().itertuples(index=False)]
     return {
         "trial_id": trial_id,
         "params": dict(result.config or {}),
@@ -132,6 +141,7 @@ def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str
         "status": status,
         "run_dir": str(trial_dir),
         "mlflow_run_id": sweep.link_trial(trial_dir, trial_id, status),
+        "curve": curve,
     }
 
 
@@ -144,12 +154,30 @@ def _best(trials: list[dict[str, Any]], mode: str) -> dict[str, Any] | None:
     return pick(finished, key=lambda t: t["metric"])
 
 
-def _first_error(results: list[Any]) -> str | None:
-    for r in results:
-        if r.error is not None:
-            lines = [ln for ln in str(r.error).strip().splitlines() if ln.strip()]
-            return lines[-1] if lines else type(r.error).__name__
-    return None
+def _raise_first_error(results: list[Any]) -> None:
+    """A trial's error as a one-line ConfigError (bad input found in a trial, such as an unknown metric)
+    or SweepError. Tune's error is a RayTaskError that is also an instance of the trial's exception."""
+    errors = [r.error for r in results if r.error is not None]
+    if not errors:
+        return
+    lines = [ln for ln in str(errors[0]).strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else type(errors[0]).__name__
+    if isinstance(errors[0], ConfigError):
+        raise ConfigError(last.removeprefix(f"{ConfigError.__module__}.{ConfigError.__name__}: "))
+    raise SweepError(f"a trial failed, so the sweep stopped: {last}")
+
+
+def _outcome(
+    grid: Any, out: Path, parent: SweepRun, sweep: SweepConfig
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, Path]:
+    """The trials, the best and the plot, recorded in the parent run; raises if a trial failed."""
+    results = [grid[i] for i in range(len(grid))]
+    trials = [_trial(r, out, parent, sweep.metric) for r in results]
+    best = _best(trials, sweep.mode)
+    plot = plot_sweep(trials, best, sweep.metric, out / PLOT_FILE)
+    parent.record(trials, best, sweep.metric, plot)
+    _raise_first_error(results)
+    return trials, best, plot
 
 
 def run_sweep(
@@ -177,13 +205,7 @@ def run_sweep(
             trial_count(sweep), sweep.metric, sweep.mode, progress
         ) as bar:
             grid = _tuner(sweep, base, out, parent.uri, bar).fit()
-        results = [grid[i] for i in range(len(grid))]
-        trials = [_trial(r, out, parent, sweep.metric) for r in results]
-        best = _best(trials, sweep.mode)
-        parent.record(trials, best, sweep.metric)
-        error = _first_error(results)
-        if error is not None:
-            raise SweepError(f"a trial failed, so the sweep stopped: {error}")
+        trials, best, plot = _outcome(grid, out, parent, sweep)
         status = "FINISHED"
     finally:
         if owns_ray:
@@ -197,6 +219,7 @@ def run_sweep(
         run_dir=out,
         mlflow_uri=parent.uri,
         mlflow_run_id=parent.run_id,
+        plot=plot,
         seconds=time.perf_counter() - start,
     )
     (out / SWEEP_FILE).write_text(outcome.model_dump_json(indent=2) + "\n")

@@ -55,9 +55,13 @@ class SweepRun:
             self.client.set_terminated(run_id, status="KILLED")
         return run_id
 
-    def record(self, trials: list[dict[str, Any]], best: dict[str, Any] | None, metric: str) -> None:
-        """The trials table (``trials.json``), counts per status, and the best trial's values and metric."""
+    def record(
+        self, trials: list[dict[str, Any]], best: dict[str, Any] | None, metric: str, plot: Path
+    ) -> None:
+        """The trials table (``trials.json``) and plot, counts per status, and the best trial's values and
+        metric."""
         self.client.log_dict(self.run_id, {"trials": trials}, "trials.json")
+        self.client.log_artifact(self.run_id, str(plot))
         counts: dict[str, float] = {"trials": float(len(trials))}
         for t in trials:
             counts[f"trials_{t['status']}"] = counts.get(f"trials_{t['status']}", 0.0) + 1
