@@ -94,3 +94,29 @@ def test_settings_problems_name_the_fix(tmp_path) -> None:
     for needle in ("set trainer.use_v1=false", "temperature=0.7", "calculate_log_probs=false",
                    "exceeds the model's 1024 positions", "zero values"):
         assert needle in found
+
+
+@pytest.mark.slow  # imports verl's ray_trainer
+def test_advantages_run_verls_estimator_on_the_trainers_batch() -> None:
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf
+    from verl.protocol import DataProto
+
+    from coding_framework.training.verl.preflight import advantages
+
+    rows = [Trajectory.from_session(two_turn_session(), reward=r, task_id="t/add", group_id=g)
+            for r, g in [(1.0, "a"), (0.0, "a"), (0.5, "b"), (0.5, "b")]]
+    output = to_data_proto(rows, pad_token_id=0)  # what the manager returns, one row per sample
+    # the dataloader's batch: one row per problem, as RLHFDataset's collate_fn makes it
+    batch = DataProto.from_single_dict({"dummy_tensor": torch.zeros(2, 1, dtype=torch.uint8),
+                                        "uid": np.array(["a", "b"], dtype=object)})
+    config = OmegaConf.create({"algorithm": {"adv_estimator": "grpo", "gamma": 1.0, "lam": 1.0,
+                                             "norm_adv_by_std_in_grpo": True},
+                               "actor_rollout_ref": {"rollout": {"n": 2}}})
+    full = advantages(config, batch, output, get_algorithm("grpo"))
+    mask = full.batch["response_mask"].bool()  # (B, R)
+    std = float(torch.tensor([1.0, 0.0]).std())  # verl: unbiased std of the group, plus 1e-6
+    for i, expected in enumerate([0.5 / (std + 1e-6), -0.5 / (std + 1e-6), 0.0, 0.0]):
+        assert full.batch["advantages"][i][mask[i]].tolist() == pytest.approx([expected] * int(mask[i].sum()))
+    assert torch.equal(full.batch["token_level_rewards"], output.batch["rm_scores"])
