@@ -22,6 +22,7 @@ def plot_sweep(trials: list[dict[str, Any]], best: dict[str, Any] | None, metric
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(9, 5))
     for trial in trials:
@@ -33,6 +34,7 @@ def plot_sweep(trials: list[dict[str, Any]], best: dict[str, Any] | None, metric
                           label=f"{_label(trial['params'])} ({trial['status']})")
         if trial["status"] == STOPPED_EARLY:
             ax.plot(steps[-1], values[-1], marker="x", markersize=10, color=line.get_color())
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel(metric)
     ax.set_title(f"sweep: {metric} per trial (x: stopped early by ASHA)")
