@@ -27,9 +27,9 @@ PUBLIC_API = {
         "CheckpointConfig", "ConfigError", "CurriculumConfig", "DataConfig", "EmbeddedModelConfig",
         "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "GeneratorConfig", "GraphConfig", "KLConfig",
         "LLMConfig", "OptimConfig", "PhaseConfig", "PretrainConfig", "ResourceLimits", "ReviewerConfig",
-        "RewardConfig", "RolloutConfig", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig",
-        "StrictModel", "TokenizerConfig", "TrackingConfig", "TrainingConfig", "WorkflowConfig",
-        "load_config", "resolve_config", "shipped_config", "shipped_config_names",
+        "RewardConfig", "RolloutConfig", "RolloutPolicy", "SFTConfig", "SFTDataConfig", "SamplingConfig",
+        "SandboxConfig", "StrictModel", "TokenizerConfig", "TrackingConfig", "TrainingConfig",
+        "WorkflowConfig", "load_config", "resolve_config", "shipped_config", "shipped_config_names",
     ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [

@@ -20,6 +20,7 @@ from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
+from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
 from coding_framework.config.training import (
@@ -61,6 +62,7 @@ __all__ = [
     "ReviewerConfig",
     "RewardConfig",
     "RolloutConfig",
+    "RolloutPolicy",
     "SFTConfig",
     "SFTDataConfig",
     "SamplingConfig",
