@@ -26,10 +26,11 @@ PUBLIC_API = {
         "AgentsConfig", "AlgoConfig", "AlgorithmOverrides", "ArchitectureConfig", "AuditConfig",
         "CheckpointConfig", "ConfigError", "CurriculumConfig", "DataConfig", "EmbeddedModelConfig",
         "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "GeneratorConfig", "GraphConfig", "KLConfig",
-        "LLMConfig", "OptimConfig", "PhaseConfig", "PretrainConfig", "ResourceLimits", "ReviewerConfig",
-        "RewardConfig", "RolloutConfig", "RolloutPolicy", "SFTConfig", "SFTDataConfig", "SamplingConfig",
-        "SandboxConfig", "StrictModel", "TokenizerConfig", "TrackingConfig", "TrainingConfig",
-        "WorkflowConfig", "load_config", "resolve_config", "shipped_config", "shipped_config_names",
+        "LLMConfig", "LimitsConfig", "OptimConfig", "PhaseConfig", "PoolConfig", "PretrainConfig",
+        "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig", "RolloutPolicy", "SFTConfig",
+        "SFTDataConfig", "SamplingConfig", "SandboxConfig", "ServingConfig", "SolveConfig", "StrictModel",
+        "TokenizerConfig", "TrackingConfig", "TrainingConfig", "WorkflowConfig", "load_config",
+        "resolve_config", "shipped_config", "shipped_config_names",
     ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [
@@ -61,6 +62,10 @@ PUBLIC_API = {
         "register_backend",
     ],
     "coding_framework.sandbox.judge": ["wire"],
+    "coding_framework.serving": [
+        "RolloutConflict", "RolloutHooks", "RolloutManager", "Route", "ServerThread", "Version", "create_app",
+        "resolve_version", "run_server",
+    ],
     "coding_framework.training": [
         "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",
         "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",

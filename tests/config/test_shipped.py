@@ -20,6 +20,7 @@ from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.llm import LLMConfig
+from coding_framework.config.serving import ServingConfig
 from coding_framework.config.training import TrainingConfig
 
 # Every shipped config and the model it fills. A new YAML without an entry here fails the coverage test.
@@ -36,9 +37,10 @@ MODELS: dict[str, type[BaseModel]] = {
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "serving": ServingConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
-STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights"]
+STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights", "serving"]
 
 
 def test_every_shipped_config_has_a_model() -> None:

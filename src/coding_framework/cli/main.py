@@ -27,6 +27,7 @@ def _register() -> None:
         configs,  # noqa: F401
         evaluate,  # noqa: F401
         quickstart,  # noqa: F401
+        serve,  # noqa: F401
         solve,  # noqa: F401
         train,  # noqa: F401
     )

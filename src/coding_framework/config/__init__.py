@@ -22,6 +22,7 @@ from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig, SolveConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
 from coding_framework.config.training import (
     AlgoConfig,
@@ -54,9 +55,11 @@ __all__ = [
     "GeneratorConfig",
     "GraphConfig",
     "KLConfig",
+    "LimitsConfig",
     "LLMConfig",
     "OptimConfig",
     "PhaseConfig",
+    "PoolConfig",
     "PretrainConfig",
     "ResourceLimits",
     "ReviewerConfig",
@@ -67,6 +70,8 @@ __all__ = [
     "SFTDataConfig",
     "SamplingConfig",
     "SandboxConfig",
+    "ServingConfig",
+    "SolveConfig",
     "StrictModel",
     "TokenizerConfig",
     "TrackingConfig",

@@ -5,7 +5,18 @@ runs it on a thread. See ``serving.rollout`` for experiments and rollouts.
 """
 
 from coding_framework.serving.app import create_app
+from coding_framework.serving.rollout import RolloutConflict, RolloutHooks, RolloutManager, Route
 from coding_framework.serving.server import ServerThread, run_server
 from coding_framework.serving.versions import Version, resolve_version
 
-__all__ = ["ServerThread", "Version", "create_app", "resolve_version", "run_server"]
+__all__ = [
+    "RolloutConflict",
+    "RolloutHooks",
+    "RolloutManager",
+    "Route",
+    "ServerThread",
+    "Version",
+    "create_app",
+    "resolve_version",
+    "run_server",
+]

@@ -9,6 +9,7 @@ when nothing healthy is left, a 429 with Retry-After.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
@@ -51,7 +52,8 @@ class Server:
 
     async def start(self) -> None:
         champion = await self.deployments.deploy(self.config.model)
-        self.manager = RolloutManager(champion, self.config.rollout, self.deployments)
+        uri = self.config.mlflow_uri or os.environ.get("MLFLOW_TRACKING_URI")
+        self.manager = RolloutManager(champion, self.config.rollout, self.deployments, tracking_uri=uri)
         self.deployments.monitor.start()
         log.info("serving_ready", champion=champion, host=self.config.host, port=self.config.port)
 

@@ -53,7 +53,6 @@ def _capped_worker(memory_mb: int) -> None:
         register_backend(name)(
             type(f"CappedBwrapWorker{memory_mb}", (CappedBwrapWorker,), {"judge_memory_mb": memory_mb})
         )
-    return BACKENDS[name]
 
 
 def judge_sandbox_config(config: SolveConfig) -> SandboxConfig:
