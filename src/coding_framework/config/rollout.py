@@ -51,7 +51,8 @@ class RolloutPolicy(StrictModel):
         "(its answer is graded and discarded; the client always gets the champion's).")
     steps: list[int] = Field(
         [10, 50, 100], min_length=1, description="Strategy `canary`: the candidate's traffic percent per "
-        "step, strictly increasing within 1..100. Passing the gate of the last step below 100 promotes.")
+        "step, strictly increasing within 1..100. Each step is gated by the verdict; passing the last "
+        "step's gate promotes (`immediate` is one step of 100).")
     pin_table_size: int = Field(
         100_000, ge=1, description="Sessions whose version is remembered (least recently used are "
         "forgotten; a forgotten session hashes to the same bucket, so it only moves if the weights moved).")
