@@ -83,14 +83,15 @@ class Deployments:
             return [HttpReplica(version.id, version.base_url, version.served_model, self.client)]
         n, engine = self.config.pool.replicas, self.config.engine
         builders = {"local": self._local, "vllm": self._vllm, "process": self._process}
-        made: list[Replica] = []
-        try:
-            for i in range(n):
-                made.append(await builders[engine](version, f"{version.id}#{i}"))
-        except BaseException:
+        started = await asyncio.gather(
+            *(builders[engine](version, f"{version.id}#{i}") for i in range(n)), return_exceptions=True
+        )
+        made = [r for r in started if not isinstance(r, BaseException)]
+        failed = [r for r in started if isinstance(r, BaseException)]
+        if failed:
             for replica in made:
                 await replica.close()
-            raise
+            raise failed[0]
         return made
 
     async def _local(self, version: Version, name: str) -> Replica:
