@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import yaml
 
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.weights import weights_checksum
@@ -110,9 +111,12 @@ def _registry_version(spec: str, config: ServingConfig) -> Version:
             found = client.get_model_version_by_alias(name, match["alias"])
         else:
             found = client.get_model_version(name, match["version"])
-        hf_dir = _download(name, int(found.version), uri, config.model_cache)
+        source = client.get_model_version_download_uri(name, found.version)
+        hf_dir = _download(name, int(found.version), source, uri, config.model_cache)
     except MlflowException as exc:
         raise ValueError(f"the registry at {uri} has no {spec}: {exc.message.splitlines()[0]}") from None
+    except (KeyError, TypeError):
+        raise ValueError(f"{spec} is not a coding-framework model (no `hf_model` artifact)") from None
     checksum = weights_checksum(hf_dir)
     expected = (found.tags or {}).get(WEIGHTS_TAG)
     if expected is not None and expected != checksum:
@@ -126,8 +130,9 @@ def _registry_version(spec: str, config: ServingConfig) -> Version:
     )
 
 
-def _download(name: str, version: int, uri: str, cache: Path) -> Path:
-    """The version's ``hf_model`` artifact directory, downloaded once (atomically) into ``cache``."""
+def _download(name: str, version: int, source: str, uri: str, cache: Path) -> Path:
+    """The version's ``hf_model`` artifact directory (its path is in the pyfunc's MLmodel), downloaded once
+    (atomically) into ``cache``. Raises KeyError when the model is not the trainer's pyfunc."""
     import mlflow.artifacts
 
     dest = cache.expanduser() / re.sub(r"[^\w.-]", "_", name) / str(version)
@@ -136,11 +141,15 @@ def _download(name: str, version: int, uri: str, cache: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".download-"))
     try:
+        root = source.rstrip("/")
+        mlmodel = mlflow.artifacts.download_artifacts(
+            artifact_uri=f"{root}/MLmodel", dst_path=str(staging / "meta"), tracking_uri=uri
+        )
+        artifacts = yaml.safe_load(Path(mlmodel).read_text())["flavors"]["python_function"]["artifacts"]
         got = mlflow.artifacts.download_artifacts(
-            artifact_uri=f"models:/{name}/{version}/artifacts/hf_model",
-            dst_path=str(staging),
+            artifact_uri=f"{root}/{artifacts['hf_model']['path']}",
+            dst_path=str(staging / "hf"),
             tracking_uri=uri,
-            registry_uri=uri,
         )
         if dest.exists():
             shutil.rmtree(dest)
