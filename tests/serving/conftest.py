@@ -14,15 +14,21 @@ API_KEY, ADMIN_KEY = "inference-key-123", "admin-key-456"
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[ServerThread]:
+def mlflow_uri(tmp_path_factory) -> str:
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+
+
+@pytest.fixture(scope="session")
+def server(mlflow_uri: str) -> Iterator[ServerThread]:
     """The default server: `embedded` on the local engine, no keys (loopback clients only)."""
-    with ServerThread(ServingConfig(port=0)) as s:
+    with ServerThread(ServingConfig(port=0, mlflow_uri=mlflow_uri)) as s:
         yield s
 
 
 @pytest.fixture(scope="session")
-def keyed_server() -> Iterator[ServerThread]:
-    with ServerThread(ServingConfig(port=0), api_key=API_KEY, admin_key=ADMIN_KEY) as s:
+def keyed_server(mlflow_uri: str) -> Iterator[ServerThread]:
+    config = ServingConfig(port=0, mlflow_uri=mlflow_uri)
+    with ServerThread(config, api_key=API_KEY, admin_key=ADMIN_KEY) as s:
         yield s
 
 
