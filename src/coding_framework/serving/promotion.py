@@ -10,6 +10,7 @@ failure is logged and never reaches serving.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,9 @@ from coding_framework.training.tracking import flatten, metric_key
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
-__all__ = ["CHAMPION_ALIAS", "EXPERIMENT", "PREVIOUS_ALIAS", "RolloutLog", "move_aliases"]
+__all__ = [
+    "CHAMPION_ALIAS", "EXPERIMENT", "PREVIOUS_ALIAS", "RolloutLog", "default_tracking_uri", "move_aliases",
+]
 
 log = get_logger(__name__)
 
@@ -32,11 +35,22 @@ _ARM_METRICS = ("requests", "errors", "error_rate", "graded", "passed", "pass_ra
 Registered = tuple[str, int, str | None]  # (registered model name, version, tracking uri)
 
 
+def default_tracking_uri() -> str:
+    """$MLFLOW_TRACKING_URI, else a SQLite store in the user cache (never a file in the working directory)."""
+    from coding_framework.embedded import cache_root
+
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    if env:
+        return env
+    folder = cache_root() / "rollouts"
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'mlflow.db'}"
+
+
 def _client(uri: str | None) -> MlflowClient:
-    import mlflow
     from mlflow.tracking import MlflowClient
 
-    uri = uri or mlflow.get_tracking_uri()
+    uri = uri or default_tracking_uri()
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
@@ -66,7 +80,7 @@ def move_aliases(candidate: Registered, old_champion: Registered | None) -> dict
 
 
 class RolloutLog:
-    """MLflow runs of rollouts. ``tracking_uri`` None: the candidate's registry, else MLflow's default."""
+    """MLflow runs of rollouts (``tracking_uri`` None: the candidate's registry or `default_tracking_uri`)."""
 
     def __init__(self, tracking_uri: str | None) -> None:
         self._uri = tracking_uri
