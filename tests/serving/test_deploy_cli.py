@@ -4,13 +4,14 @@ HTTP server that plays scripted answers."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -22,10 +23,9 @@ from coding_framework.serving import ServerThread
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run([sys.executable, "-m", "coding_framework.cli", "deploy", *args], capture_output=True,
-                          text=True, timeout=300, check=False, env={**os.environ, **(env or {})})
+    return subprocess.run([sys.executable, "-m", "coding_framework.cli", "deploy", *args],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, **(env or {})})
 
 
 def _one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -49,7 +49,7 @@ class _Scripted(BaseHTTPRequestHandler):
     rolled back on the third poll. Records the Authorization headers."""
 
     polls = 0
-    auth: list[str | None] = []
+    auth: ClassVar[list[str | None]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

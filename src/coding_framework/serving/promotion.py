@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coding_framework.logs import get_logger
@@ -45,6 +46,13 @@ def default_tracking_uri() -> str:
     folder = cache_root() / "rollouts"
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'mlflow.db'}"
+
+
+def _artifact_location(uri: str) -> str | None:
+    """Beside a SQLite store (MLflow's own default would be ./mlruns in whatever the working directory is)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    return (Path(uri.removeprefix("sqlite:///")).parent / "rollout-artifacts").resolve().as_uri()
 
 
 def _client(uri: str | None) -> MlflowClient:
@@ -92,7 +100,8 @@ class RolloutLog:
         try:
             client = _client(self._uri or (registry[2] if registry else None))
             experiment = client.get_experiment_by_name(EXPERIMENT)
-            exp_id = experiment.experiment_id if experiment else client.create_experiment(EXPERIMENT)
+            exp_id = experiment.experiment_id if experiment else client.create_experiment(
+                EXPERIMENT, artifact_location=_artifact_location(client.tracking_uri))
             run_id: str = client.create_run(exp_id, run_name=params["rollout_id"]).info.run_id
             from mlflow.entities import Param
 
