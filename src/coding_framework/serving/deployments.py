@@ -2,7 +2,8 @@
 
 ``deploy`` resolves a spec, attests its checksum (``resolve_version``) and starts its replicas: in this
 process (``engine: local``), as vLLM-CPU servers (``vllm``) or as worker processes (``process``); an
-``http(s)://`` spec is an external endpoint whatever the engine.
+``http(s)://`` spec is an external endpoint whatever the engine. A spec may name its engine, overriding
+the server's: ``vllm:models:/gen@challenger``, ``local:/path/to/model``, ``process:embedded``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from coding_framework.serving.pool import HealthMonitor, VersionPool
 from coding_framework.serving.versions import Version, resolve_version
 
 log = get_logger(__name__)
+ENGINES = ("local", "vllm", "process")
 
 
 class Deployments:
@@ -46,15 +48,18 @@ class Deployments:
         return None
 
     async def deploy(self, spec: str) -> str:
+        engine, sep, rest = spec.partition(":")
+        if not sep or engine not in ENGINES:
+            engine, rest = self.config.engine, spec
         try:
-            version = await asyncio.to_thread(resolve_version, spec, self.config)
+            version = await asyncio.to_thread(resolve_version, rest, self.config)
         except EngineError as exc:
             raise ValueError(str(exc)) from None
         async with self._lock:
             if version.id in self.pools:
                 return version.id
             try:
-                replicas = await self._replicas(version)
+                replicas = await self._replicas(version, engine)
             except EngineError as exc:
                 raise ValueError(f"cannot start {version.id}: {exc}") from None
             self.versions[version.id] = version
@@ -77,11 +82,11 @@ class Deployments:
             return None
         return v.registry[0], v.registry[1], v.tracking_uri
 
-    async def _replicas(self, version: Version) -> list[Replica]:
+    async def _replicas(self, version: Version, engine: str) -> list[Replica]:
         if version.base_url is not None:
             assert version.served_model is not None
             return [HttpReplica(version.id, version.base_url, version.served_model, self.client)]
-        n, engine = self.config.pool.replicas, self.config.engine
+        n = self.config.pool.replicas
         builders = {"local": self._local, "vllm": self._vllm, "process": self._process}
         started = await asyncio.gather(
             *(builders[engine](version, f"{version.id}#{i}") for i in range(n)), return_exceptions=True
