@@ -8,6 +8,7 @@ import os
 import signal
 import time
 
+import aiohttp
 import httpx
 import pytest
 
@@ -24,8 +25,8 @@ from tests.serving.upstream import MockUpstream
 REQUEST = parse_chat(chat_body(), {}, ServingConfig().limits)
 
 
-async def _pool(urls: list[str], **config: object) -> tuple[VersionPool, httpx.AsyncClient]:
-    client = httpx.AsyncClient(timeout=5)
+async def _pool(urls: list[str], **config: object) -> tuple[VersionPool, aiohttp.ClientSession]:
+    client = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
     replicas = [HttpReplica(f"r{i}", url, "mock", client) for i, url in enumerate(urls)]
     return VersionPool("v@1", list(replicas), PoolConfig(**config)), client  # type: ignore[arg-type]
 
@@ -34,7 +35,7 @@ async def test_a_dead_replica_is_ejected_and_its_requests_retry_on_a_healthy_one
     with MockUpstream("hi") as up:
         pool, client = await _pool([f"http://127.0.0.1:{free_port()}/v1", up.url])
         answers = [await pool.call(lambda r: r.chat(REQUEST, "v@1")) for _ in range(10)]
-        await client.aclose()
+        await client.close()
     assert all(b'"hi"' in a.body for a in answers) and up.requests == 10
     assert pool.healthy == 1 and not pool.slots[0].healthy
 
@@ -43,7 +44,7 @@ async def test_no_healthy_replica_is_a_retryable_429_not_a_5xx() -> None:
     pool, client = await _pool([f"http://127.0.0.1:{free_port()}/v1"] * 2)
     with pytest.raises(APIError) as err:
         await pool.call(lambda r: r.chat(REQUEST, "v@1"))
-    await client.aclose()
+    await client.close()
     assert err.value.status == 429 and err.value.code == "backend_unavailable" and err.value.retry_after
 
 
@@ -54,7 +55,7 @@ async def test_probes_eject_a_failing_replica_and_readmit_it_once_it_recovers() 
         assert pool.healthy == 0
         up.status = 200
         await pool.probe()
-        await client.aclose()
+        await client.close()
     assert pool.healthy == 1
 
 

@@ -17,10 +17,10 @@ from coding_framework.llm.vllm_server import free_port
 class MockUpstream:
     """``with MockUpstream("def add(a, b):\\n    return a + b\\n") as up: up.spec`` is a servable spec."""
 
-    def __init__(self, content: str = "ok", *, status: int = 200, model: str = "mock") -> None:
+    def __init__(self, content: str = "ok", *, status: int = 200, model: str = "mock", port: int = 0) -> None:
         self.content, self.status, self.model = content, status, model
         self.requests = 0
-        self.port = free_port()
+        self.port = port or free_port()
         config = uvicorn.Config(self, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
                                 loop="uvloop", http="httptools")
         self.server = uvicorn.Server(config)
@@ -87,3 +87,10 @@ async def _send(send: Any, status: int, parts: list[bytes], kind: bytes) -> None
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", kind)]})
     for i, part in enumerate(parts):
         await send({"type": "http.response.body", "body": part, "more_body": i < len(parts) - 1})
+
+
+if __name__ == "__main__":  # `python -m tests.serving.upstream PORT`: serve until killed (benchmarks)
+    import sys
+
+    with MockUpstream("def add(a, b):\n    return a + b\n", port=int(sys.argv[1])) as upstream:
+        upstream._thread.join()

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import aiohttp
 
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.base import EngineError
@@ -32,11 +32,20 @@ class Deployments:
         self.config = config
         self.versions: dict[str, Version] = {}
         self.pools: dict[str, VersionPool] = {}
-        limits = httpx.Limits(max_connections=512, max_keepalive_connections=128)
-        self.client = httpx.AsyncClient(timeout=config.pool.request_timeout_s, limits=limits)
+        self._session: aiohttp.ClientSession | None = None
         self.monitor = HealthMonitor(self.pools, config.pool.health_interval_s)
         self._lock = asyncio.Lock()
         self.on_retire: list[Callable[[str], None]] = []
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The keep-alive HTTP pool every remote replica shares (made on first use, inside the loop)."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=512, keepalive_timeout=60),
+                timeout=aiohttp.ClientTimeout(total=self.config.pool.request_timeout_s),
+            )
+        return self._session
 
     def lookup(self, model: str) -> str | None:
         """The version id a client's ``model`` names: an id, a name, or a spec it was deployed from."""
@@ -85,7 +94,7 @@ class Deployments:
     async def _replicas(self, version: Version, engine: str) -> list[Replica]:
         if version.base_url is not None:
             assert version.served_model is not None
-            return [HttpReplica(version.id, version.base_url, version.served_model, self.client)]
+            return [HttpReplica(version.id, version.base_url, version.served_model, self.session)]
         n = self.config.pool.replicas
         builders = {"local": self._local, "vllm": self._vllm, "process": self._process}
         started = await asyncio.gather(
@@ -118,7 +127,7 @@ class Deployments:
         config = VLLMServerConfig.model_validate({**self.config.vllm, "served_model_name": version.id})
         server = VLLMServer(version.model_dir, config)
         await asyncio.to_thread(server.start)
-        return HttpReplica(name, f"{server.url}/v1", version.id, self.client, launcher=server)
+        return HttpReplica(name, f"{server.url}/v1", version.id, self.session, launcher=server)
 
     async def _process(self, version: Version, name: str) -> Replica:
         from coding_framework.serving.worker import WorkerProcess
@@ -127,7 +136,7 @@ class Deployments:
         worker = WorkerProcess(version.model_dir)
         await asyncio.to_thread(worker.start)
         # The worker serves this one model as its champion: `default` routes to it.
-        return HttpReplica(name, f"{worker.url}/v1", "default", self.client, launcher=worker)
+        return HttpReplica(name, f"{worker.url}/v1", "default", self.session, launcher=worker)
 
     def models(self) -> list[dict[str, Any]]:
         return [
@@ -149,4 +158,5 @@ class Deployments:
         await self.monitor.stop()
         for vid in list(self.pools):
             await self.retire(vid)
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()

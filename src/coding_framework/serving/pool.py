@@ -62,7 +62,9 @@ class VersionPool:
             if slot is None:
                 break
             try:
-                result = await asyncio.wait_for(fn(slot.replica), self.config.request_timeout_s)
+                # asyncio.timeout, unlike wait_for, creates no task per call
+                async with asyncio.timeout(self.config.request_timeout_s):
+                    result = await fn(slot.replica)
             except (ReplicaError, TimeoutError) as exc:
                 self._failed(slot, str(exc) or type(exc).__name__)
                 continue

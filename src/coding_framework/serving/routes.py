@@ -27,16 +27,13 @@ def add_routes(app: FastAPI, server: Server) -> None:
 
     limits = server.config.limits
 
-    @app.get("/health")
-    async def health() -> Response:
+    async def health(request: Request) -> Response:
         return _json({"status": "ok", "champion": server.rollouts.champion})
 
-    @app.get("/v1/models")
     async def models(request: Request) -> Response:
         server.auth.inference(request)
         return _json({"object": "list", "data": server.deployments.models()})
 
-    @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Response:
         server.limiter.check(server.auth.inference(request))
         req = parse_chat(await read_json(request, limits.max_body_bytes), request.headers, limits)
@@ -49,7 +46,6 @@ def add_routes(app: FastAPI, server: Server) -> None:
             server.spawn(_chat_once(server, req, route.shadow, True))
         return Response(body, media_type="application/json", headers={"x-model-version": route.version})
 
-    @app.post("/v1/solve")
     async def solve(request: Request) -> Response:
         server.limiter.check(server.auth.inference(request))
         body = await read_json(request, limits.max_body_bytes)
@@ -69,7 +65,6 @@ def add_routes(app: FastAPI, server: Server) -> None:
         }
         return _json(result, route.version)
 
-    @app.post("/v1/rollouts")
     async def start_rollout(request: Request) -> Response:
         server.auth.admin(request)
         candidate, strategy, steps = _rollout_request(await read_json(request, limits.max_body_bytes))
@@ -81,18 +76,27 @@ def add_routes(app: FastAPI, server: Server) -> None:
             raise bad_request(str(exc), "candidate") from None
         return _json(status, status=201)
 
-    @app.get("/v1/rollouts")
     async def list_rollouts(request: Request) -> Response:
         server.auth.admin(request)
         return _json({"object": "list", "data": server.rollouts.list()})
 
-    @app.get("/v1/rollouts/{rollout_id}")
-    async def rollout_status(request: Request, rollout_id: str) -> Response:
+    async def rollout_status(request: Request) -> Response:
         server.auth.admin(request)
+        rollout_id = request.path_params["rollout_id"]
         try:
             return _json(server.rollouts.status(rollout_id))
         except KeyError:
             raise APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found") from None
+
+
+    # Plain Starlette routes: FastAPI's per-request dependency and serialization layer is not needed here.
+    app.add_route("/health", health, methods=["GET"])
+    app.add_route("/v1/models", models, methods=["GET"])
+    app.add_route("/v1/chat/completions", chat, methods=["POST"])
+    app.add_route("/v1/solve", solve, methods=["POST"])
+    app.add_route("/v1/rollouts", start_rollout, methods=["POST"])
+    app.add_route("/v1/rollouts", list_rollouts, methods=["GET"])
+    app.add_route("/v1/rollouts/{rollout_id}", rollout_status, methods=["GET"])
 
 
 def _rollout_request(body: Any) -> tuple[str, str, list[int] | None]:
