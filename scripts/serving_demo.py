@@ -158,6 +158,7 @@ def _register_broken(uri: str, name: str, work: Path) -> int:
         noisy = {k: t + 0.5 * t.float().std() * torch.randn(t.shape, generator=generator).to(t.dtype)
                  if t.is_floating_point() and t.numel() > 1 else t for k, t in tensors.items()}
         save_file(noisy, str(file))
+    (work / "broken-run").mkdir()
     tracker = MLflowTracker(TrackingConfig(mlflow_uri=uri, experiment="coding-framework-demo",
                                            registered_model=name), work / "broken-run")
     info = tracker.log_model(broken, name)
