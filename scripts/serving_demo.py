@@ -16,7 +16,10 @@ Steps, all through the real CLI as subprocesses:
 
 The demo's policy (`--margin`, `--min-graded`, `--steps`) is looser than the shipped one so that it ends in
 minutes on a CPU: the non-inferiority margin decides how many graded requests a promotion needs (see
-`serving.stats.samples_to_verdict`). The last stdout line is a JSON summary.
+`serving.stats.samples_to_verdict`). The margin must stay below the champion's pass rate: a candidate
+that fails everything IS non-inferior within a margin larger than the champion's whole pass rate. The
+trained challenger passes about 0.2-0.3 of the held-out problems in two rounds, hence 0.15. The last
+stdout line is a JSON summary.
 """
 
 from __future__ import annotations
@@ -171,7 +174,7 @@ def main() -> None:
     ap.add_argument("run_dir", type=Path, help="A quickstart run directory (holds mlflow.db).")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--steps", default="50,100", help="Canary steps for both deploys.")
-    ap.add_argument("--margin", type=float, default=0.3, help="Non-inferiority margin of the demo policy.")
+    ap.add_argument("--margin", type=float, default=0.15, help="Non-inferiority margin of the demo policy.")
     ap.add_argument("--min-graded", type=int, default=10, help="Graded candidate requests per step.")
     ap.add_argument("--concurrency", type=int, default=2, help="Client threads sending /v1/solve.")
     ap.add_argument("--max-rounds", type=int, default=2, help="/v1/solve rounds (draft, feedback, revision).")
