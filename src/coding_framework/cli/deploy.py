@@ -39,7 +39,11 @@ def deploy(
         str | None,
         typer.Option(envvar=ADMIN_KEY_ENV, show_envvar=True, help="The server's admin key (Bearer)."),
     ] = None,
-    poll_interval: Annotated[float, typer.Option(min=0.05, help="With --wait: seconds between polls.")] = 1.0,
+    poll_interval: Annotated[
+        float | None,
+        typer.Option(min=0.05, help="With --wait: seconds between polls (default: the rollout policy's "
+                     "poll_interval_s)."),
+    ] = None,
     timeout: Annotated[
         float | None, typer.Option(min=1, help="With --wait: give up (exit 1) after this many seconds.")
     ] = None,
@@ -62,7 +66,10 @@ def deploy(
     with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=600) as client:
         status = _call(client, "POST", "/v1/rollouts", body)
         if wait:
-            status = _follow(client, status, poll_interval, timeout)
+            from coding_framework.config.rollout import RolloutPolicy
+
+            interval = poll_interval if poll_interval is not None else RolloutPolicy().poll_interval_s
+            status = _follow(client, status, interval, timeout)
     print_result_line(status)
     if status["status"] == "running" and wait:
         raise typer.Exit(1)
