@@ -106,9 +106,11 @@ async def swap_phase(url: str, candidate: Path, concurrency: int, seconds: float
         await asyncio.sleep(seconds / 4)  # the old champion is retired meanwhile (after drain_s)
         load.stop.set()
         await asyncio.gather(*clients)
+    settled = events["rollout_ended_s"] + 2.0  # past drain_s: the old champion is retired
     return {
         **load.summary(),
         "events": events,
+        "versions_after_swap": sorted({r[3] for r in load.records if r[0] > settled and r[2] == 200}),
         "rollout_status": status["status"],
         "reason": status.get("reason"),
         "records": load.records,
