@@ -48,7 +48,7 @@ def serve(
     try:
         cfg = load_config(ServingConfig, config or "serving", overrides)
     except ConfigError as exc:
-        fail(str(exc).splitlines()[0])
+        fail(" ".join(line.strip() for line in str(exc).splitlines() if line.strip()))
     if cfg.host not in ("127.0.0.1", "::1", "localhost") and not api_key:
         typer.echo(f"note: no --api-key: only loopback clients of {cfg.host} will be answered", err=True)
     try:
