@@ -92,6 +92,11 @@ def test_oversized_body_is_a_413(client: httpx.Client) -> None:
     assert assert_openai_error(response, 413)["code"] == "request_too_large"
 
 
+def test_rollouts_list(client: httpx.Client) -> None:
+    listing = client.get("/v1/rollouts").json()
+    assert listing["object"] == "list" and isinstance(listing["data"], list)
+
+
 def test_unknown_routes_and_methods_are_openai_4xx(client: httpx.Client) -> None:
     assert_openai_error(client.get("/v1/nothing"), 404)
     assert_openai_error(client.get("/v1/chat/completions"), 405)

@@ -72,6 +72,10 @@ class Server:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def shadow_room(self) -> bool:
+        """Shadow copies are skipped while the server is over half full: they never cost a client a 429."""
+        return self.admission.pending < self.admission.capacity // 2
+
     @property
     def rollouts(self) -> RolloutManager:
         assert self.manager is not None, "the server has not started"

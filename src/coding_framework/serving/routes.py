@@ -42,7 +42,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
         if req.stream:
             return await _stream(server, req, route.version, routed)
         body, _ = await _chat_once(server, req, route.version, routed)
-        if route.shadow is not None:
+        if route.shadow is not None and server.shadow_room():
             server.spawn(_chat_once(server, req, route.shadow, True))
         return Response(body, media_type="application/json", headers={"x-model-version": route.version})
 
@@ -55,7 +55,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
         routed = model is None or model in ("default", "")
         async with server.admission.slot():
             out = await _solve_once(server, req, route.version, routed)
-        if route.shadow is not None and req.tests is not None:
+        if route.shadow is not None and req.tests is not None and server.shadow_room():
             server.spawn(_shadow_solve(server, req, route.shadow))
         result = {
             "code": out.code,
