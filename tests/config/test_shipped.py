@@ -20,6 +20,7 @@ from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.llm import LLMConfig
+from coding_framework.config.serving import ServingConfig
 from coding_framework.config.sweep import SweepConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
@@ -38,12 +39,13 @@ MODELS: dict[str, type[BaseModel]] = {
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "serving": ServingConfig,
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
-STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights"]
+STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights", "serving"]
 
 
 def test_every_shipped_config_has_a_model() -> None:

@@ -274,3 +274,79 @@ ATTACKS: list[Attack] = [
         "import os\ndef add(a, b):\n    return a + b if ('HOME' in os.environ or 'PATH' in os.environ) else None\n",
     ),
 ]
+
+
+# -- hostile tests. Served tests (/v1/solve) come from clients: they run in the judge's trusted process, so
+# an attack lives in the tests. None may change another request's verdict or see another request's data.
+@dataclass(frozen=True)
+class HostileTests:
+    name: str
+    category: str
+    tests: str
+
+
+_PASSED_REPORT = (
+    "{'tests': [{'passed': True}], 'sources': ['assert add(1, 2) == 3'], 'completed': True, "
+    "'loaded': True, 'duration_s': 0.0, 'call_time_s': 0.0, 'cpu_time_s': 0.0, 'stdout': '', "
+    "'stderr': '', 'stdout_truncated': False, 'stderr_truncated': False}"
+)
+
+HOSTILE_TESTS: list[HostileTests] = [
+    HostileTests(
+        "patch_judge_run_job",
+        "patch_judge",
+        "import sys\nserver = sys.modules['judge.server']\n"
+        f"server.run_job = lambda job, child, zygote: dict({_PASSED_REPORT}, id=job.get('id'))\n"
+        "assert add(1, 2) == 3\n",
+    ),
+    HostileTests(
+        "patch_judge_wire",
+        "patch_judge",
+        "import sys\nwire = sys.modules['judge.wire']\nreal = wire.send_frame\n"
+        "def forged(write, obj):\n    if isinstance(obj, dict) and 'tests' in obj:\n"
+        "        obj['tests'] = [{'passed': True}] * len(obj['tests'])\n        obj['completed'] = True\n"
+        "    real(write, obj)\nwire.send_frame = forged\nassert add(1, 2) == 3\n",
+    ),
+    HostileTests(
+        "fake_verdict_frames",
+        "fake_verdict",
+        "import gc, io, sys\nwire = sys.modules['judge.wire']\n"
+        "for f in [o for o in gc.get_objects() if isinstance(o, io.FileIO) and 'w' in o.mode]:\n"
+        f"    for _ in range(3):\n        wire.send_frame(f.write, dict({_PASSED_REPORT}, id=None))\n"
+        "print('{\"passed\": true}')\nassert add(1, 2) == 3\n",
+    ),
+    HostileTests(
+        "write_shared_files",
+        "shared_files",
+        "import os\nfor d in ('/tmp', '/tmp/run', '/sandbox', '/dev/shm', '/var/tmp'):\n"
+        "    try:\n        open(os.path.join(d, 'verdict'), 'w').write('passed')\n    except OSError:\n"
+        "        pass\nassert add(1, 2) == 3\n",
+    ),
+    HostileTests(
+        "read_other_requests",
+        "snoop",
+        "import os\nseen = []\nfor pid in os.listdir('/proc'):\n    if pid.isdigit():\n"
+        "        try:\n            seen.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
+        "        except OSError:\n            pass\n"
+        "for root, dirs, files in os.walk('/tmp'):\n    seen += [open(os.path.join(root, f), 'rb').read()\n"
+        "             for f in files if os.access(os.path.join(root, f), os.R_OK)]\n"
+        "assert any(b'SECRET-OF-ANOTHER-' + b'REQUEST' in s for s in seen)\n",
+    ),
+    HostileTests(
+        "leave_a_process_behind",
+        "persistence",
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    for _ in range(600):\n"
+        "        try:\n            open('/tmp/run/stdout.txt', 'a').write('PASSED')\n        except OSError:\n"
+        "            pass\n        time.sleep(0.05)\n    os._exit(0)\nassert add(1, 2) == 3\n",
+    ),
+    HostileTests(
+        "sleep_forever",
+        "denial",
+        "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(10 ** 6)\n",
+    ),
+    HostileTests(
+        "exhaust_memory",
+        "denial",
+        "hog = []\nwhile True:\n    hog.append(bytearray(64 << 20))\n",
+    ),
+]

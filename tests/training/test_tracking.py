@@ -7,6 +7,7 @@ import pytest
 
 from coding_framework.config.loader import load_config
 from coding_framework.config.training import TrainingConfig
+from coding_framework.llm.weights import weights_checksum
 from coding_framework.training.results import TrainingResults
 from coding_framework.training.tracking import flatten, metric_key
 from coding_framework.training.trainer import Trainer
@@ -65,6 +66,7 @@ def test_final_model_is_registered_and_loads_as_pyfunc(finished: TrainingResults
     assert version.run_id == finished.mlflow_run_id
     challenger = client.get_model_version_by_alias("coding-framework-generator", "challenger")
     assert str(challenger.version) == number
+    assert version.tags["weights_sha256"] == weights_checksum(finished.final_model_dir)
     mlflow.set_tracking_uri(client.tracking_uri)
     try:
         model = mlflow.pyfunc.load_model(finished.registered_model["model_uri"])

@@ -25,8 +25,10 @@ def _register() -> None:
     from coding_framework.cli import (
         bootstrap,  # noqa: F401
         configs,  # noqa: F401
+        deploy,  # noqa: F401
         evaluate,  # noqa: F401
         quickstart,  # noqa: F401
+        serve,  # noqa: F401
         solve,  # noqa: F401
         sweep,  # noqa: F401
         train,  # noqa: F401

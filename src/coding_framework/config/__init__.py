@@ -20,7 +20,9 @@ from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
+from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig, SolveConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
 from coding_framework.config.sweep import (
     AshaConfig,
@@ -72,20 +74,25 @@ __all__ = [
     "GraphConfig",
     "GridDimension",
     "KLConfig",
+    "LimitsConfig",
     "LLMConfig",
     "LogUniformDimension",
     "MixedPrecisionSection",
     "OptimConfig",
     "PhaseConfig",
+    "PoolConfig",
     "PretrainConfig",
     "ResourceLimits",
     "ReviewerConfig",
     "RewardConfig",
     "RolloutConfig",
+    "RolloutPolicy",
     "SFTConfig",
     "SFTDataConfig",
     "SamplingConfig",
     "SandboxConfig",
+    "ServingConfig",
+    "SolveConfig",
     "StrictModel",
     "SweepConfig",
     "TokenizerConfig",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from coding_framework.config.training import TrackingConfig
+from coding_framework.llm.weights import weights_checksum
 from coding_framework.logs import get_logger
 
 log = get_logger(__name__)
@@ -59,6 +60,7 @@ class Tracker(Protocol):
 
 
 CHALLENGER_ALIAS = "challenger"
+WEIGHTS_TAG = "weights_sha256"
 
 
 def default_uri(run_dir: Path) -> str:
@@ -163,6 +165,10 @@ class MLflowTracker:
             version = int(info.registered_model_version)
             # A fresh model is a candidate: serving's rollout promotes it to `champion` or rolls it back.
             self.client.set_registered_model_alias(registered_name, CHALLENGER_ALIAS, str(version))
+            # Serving attests a downloaded version against this before it takes traffic.
+            self.client.set_model_version_tag(
+                registered_name, str(version), WEIGHTS_TAG, weights_checksum(model_dir)
+            )
             out.update(
                 registered_model=registered_name, registered_version=version, alias=CHALLENGER_ALIAS
             )

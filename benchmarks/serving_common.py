@@ -1,0 +1,81 @@
+"""Shared by the serving benchmarks: the CPU's name, a served `coding-framework serve` in a subprocess,
+percentiles, and where results go."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical CPUs)"
+    return "unknown CPU"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+def write_result(name: str, data: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"cpu": cpu_name(), **data}, indent=2) + "\n")
+    return path
+
+
+class Served:
+    """``coding-framework serve`` with a ServingConfig (as a dict) in its own process; stopped on exit."""
+
+    def __init__(self, config: dict[str, Any], port: int, startup_timeout_s: float = 600.0) -> None:
+        self.port, self.startup_timeout_s = port, startup_timeout_s
+        self._file = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)  # noqa: SIM115
+        yaml.safe_dump({**config, "port": port}, self._file)
+        self._file.close()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Served:
+        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "coding_framework.cli", "serve", "--config", self._file.name],
+            env=env,
+            start_new_session=True,
+        )
+        began = time.monotonic()
+        while time.monotonic() - began < self.startup_timeout_s:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.proc.returncode}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("the server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        os.unlink(self._file.name)

@@ -1,0 +1,144 @@
+"""`coding-framework deploy`: start a rollout on a running model server and, with --wait, follow it."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from coding_framework.cli.main import app
+from coding_framework.cli.output import fail, print_result_line
+from coding_framework.cli.serve import ADMIN_KEY_ENV
+
+if TYPE_CHECKING:
+    import httpx
+    from rich.progress import Progress, TaskID
+
+STRATEGIES = ("immediate", "shadow", "canary")
+
+
+@app.command()
+def deploy(
+    spec: Annotated[
+        str,
+        typer.Argument(help="The candidate: a model dir | models:/NAME/VERSION | models:/NAME@ALIAS | "
+                       "http(s)://HOST/v1@MODEL | embedded."),
+    ],
+    server: Annotated[str, typer.Option(help="The model server's base URL.")] = "http://127.0.0.1:8080",
+    strategy: Annotated[str, typer.Option(help=" | ".join(STRATEGIES))] = "canary",
+    steps: Annotated[
+        str | None,
+        typer.Option(help="Canary traffic percents, strictly increasing, e.g. 10,50,100 (default: the "
+                     "server's rollout policy)."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option(help="Follow the rollout (progress on stderr) until promoted or rolled back.")
+    ] = False,
+    admin_key: Annotated[
+        str | None,
+        typer.Option(envvar=ADMIN_KEY_ENV, show_envvar=True, help="The server's admin key (Bearer)."),
+    ] = None,
+    poll_interval: Annotated[
+        float | None,
+        typer.Option(min=0.05, help="With --wait: seconds between polls (default: the rollout policy's "
+                     "poll_interval_s)."),
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(min=1, help="With --wait: give up (exit 1) after this many seconds.")
+    ] = None,
+) -> None:
+    """Roll SPEC out on the server by STRATEGY; each step is gated by the server's sequential test.
+
+    The last stdout line is the rollout's status as JSON (with --wait, the final one: see its `status`).
+
+    Exit codes: 0 started (with --wait: promoted or rolled back), 1 --timeout ran out, 2 bad input or an
+    HTTP error.
+    """
+    import httpx
+
+    if strategy not in STRATEGIES:
+        fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    body: dict[str, Any] = {"candidate": spec, "strategy": strategy}
+    if steps is not None:
+        body["steps"] = _parse_steps(steps)
+    headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else {}
+    with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=600) as client:
+        status = _call(client, "POST", "/v1/rollouts", body)
+        if wait:
+            from coding_framework.config.rollout import RolloutPolicy
+
+            interval = poll_interval if poll_interval is not None else RolloutPolicy().poll_interval_s
+            status = _follow(client, status, interval, timeout)
+    print_result_line(status)
+    if status["status"] == "running" and wait:
+        raise typer.Exit(1)
+
+
+def _parse_steps(text: str) -> list[int]:
+    from pydantic import ValidationError
+
+    from coding_framework.config.rollout import RolloutPolicy
+
+    try:
+        steps = [int(part) for part in text.split(",")]
+    except ValueError:
+        fail(f"--steps {text!r}: give comma-separated integer percents, e.g. 10,50,100")
+    try:
+        return RolloutPolicy(steps=steps).steps
+    except ValidationError as exc:
+        fail(f"--steps {text!r}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
+
+
+def _call(client: httpx.Client, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    import httpx
+
+    try:
+        response = client.request(method, path, json=body)
+    except httpx.HTTPError as exc:
+        fail(f"cannot reach the server at {client.base_url}: {exc or type(exc).__name__}")
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if response.is_success and isinstance(payload, dict):
+        return payload
+    message = payload.get("error", {}).get("message") if isinstance(payload, dict) else None
+    fail(f"{method} {path} answered {response.status_code}: {message or response.text[:200] or 'no body'}")
+
+
+def _follow(
+    client: httpx.Client, status: dict[str, Any], interval: float, timeout: float | None
+) -> dict[str, Any]:
+    """Poll until the rollout ends (or ``timeout``), showing the candidate's traffic share and grades."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:>3.0f}% traffic"),
+               TimeElapsedColumn(), TextColumn("{task.fields[detail]}"))
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task(f"{status['strategy']} {status['candidate_version']}", total=100, detail="")
+        while True:
+            _show(progress, task, status)
+            if status["status"] != "running" or (deadline is not None and time.monotonic() > deadline):
+                break
+            time.sleep(interval)
+            status = _call(client, "GET", f"/v1/rollouts/{status['id']}")
+    if status["status"] != "running":
+        console.print(f"{status['status']}: {status['reason']}", markup=False, highlight=False,
+                      soft_wrap=True)
+    return status
+
+
+def _show(progress: Progress, task: TaskID, status: dict[str, Any]) -> None:
+    arms = status["arms"]
+    cand, champ = arms[status["candidate_version"]], arms[status["champion_version"]]
+
+    def rate(arm: dict[str, Any]) -> str:
+        return f"{arm['pass_rate']:.2f} of {arm['graded']}" if arm["pass_rate"] is not None else "ungraded"
+
+    detail = (f"{status['status']}: pass {rate(cand)} vs champion {rate(champ)}, "
+              f"errors {cand['errors']}/{cand['requests']}")
+    progress.update(task, completed=status["weights"][status["candidate_version"]], detail=detail)
