@@ -56,6 +56,12 @@ class SandboxConfig(StrictModel):
     recycle_after: int = Field(
         500, ge=1, description="Restart a worker after this many runs, so no state builds up in a long job."
     )
+    judge_memory_mb: int | None = Field(
+        None,
+        ge=64,
+        description="Address-space limit on a `process` worker's whole tree (judge, zygote, runs); null: "
+        "only the per-run limits. For tests from clients, since the judge runs tests in its own process.",
+    )
 
     @property
     def effective_workers(self) -> int:

@@ -134,20 +134,30 @@ def _json(data: Any, version: str | None = None, status: int = 200) -> Response:
 
 
 def create_app(
-    config: ServingConfig | None = None, *, api_key: str | None = None, admin_key: str | None = None
+    config: ServingConfig | None = None,
+    *,
+    api_key: str | None = None,
+    admin_key: str | None = None,
+    freeze_heap: bool = False,
 ) -> FastAPI:
+    """The server's app. ``freeze_heap`` moves what is alive after start-up (the model, the imports) out of
+    the collector's view for shorter pauses on the hot path; only for a process that is the server's own,
+    since the heap belongs to the process. It is unfrozen when the app stops."""
     config = config or ServingConfig()
     server = Server(config, api_key, admin_key)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await server.start()
-        gc.collect()
-        gc.freeze()  # the loaded model and imports leave the collector's view: shorter pauses on the hot path
+        if freeze_heap:
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:
             await server.stop()
+            if freeze_heap:
+                gc.unfreeze()
 
     app = FastAPI(title="coding-framework model server", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.server = server

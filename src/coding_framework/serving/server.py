@@ -13,13 +13,15 @@ from coding_framework.config.serving import ServingConfig
 from coding_framework.serving.app import create_app
 
 
-def uvicorn_config(config: ServingConfig, api_key: str | None, admin_key: str | None) -> uvicorn.Config:
+def uvicorn_config(
+    config: ServingConfig, api_key: str | None, admin_key: str | None, freeze_heap: bool = False
+) -> uvicorn.Config:
     """uvloop and httptools when installed (the lean hot path); no access log (it would hold client data)."""
     fast = (
         importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
     )
     return uvicorn.Config(
-        create_app(config, api_key=api_key, admin_key=admin_key),
+        create_app(config, api_key=api_key, admin_key=admin_key, freeze_heap=freeze_heap),
         host=config.host,
         port=config.port,
         loop="uvloop" if fast else "asyncio",
@@ -31,7 +33,8 @@ def uvicorn_config(config: ServingConfig, api_key: str | None, admin_key: str | 
 
 
 def run_server(config: ServingConfig, api_key: str | None = None, admin_key: str | None = None) -> None:
-    uvicorn.Server(uvicorn_config(config, api_key, admin_key)).run()
+    """Serve in the foreground; the process is the server's own, so its heap is frozen after start-up."""
+    uvicorn.Server(uvicorn_config(config, api_key, admin_key, freeze_heap=True)).run()
 
 
 class ServerThread:

@@ -8,6 +8,7 @@ size-limited tmpfs, a scrubbed environment, and dies with its parent.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import sysconfig
@@ -108,6 +109,17 @@ def build_command(config: SandboxConfig) -> list[str]:
     return cmd
 
 
+def _address_space_cap(memory_mb: int | None) -> Callable[[], None] | None:
+    if memory_mb is None:
+        return None
+    limit = memory_mb << 20
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
+
+
 @register_backend("process")
 class BwrapWorker(Worker):
     isolation: ClassVar[dict[str, Any]] = {
@@ -134,6 +146,7 @@ class BwrapWorker(Worker):
             bufsize=0,
             close_fds=True,
             start_new_session=True,
+            preexec_fn=_address_space_cap(self.config.judge_memory_mb),
         )
         self._expect_ready(timeout_s)
 
