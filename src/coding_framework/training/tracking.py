@@ -76,6 +76,9 @@ def start_system_metrics(run_id: str, uri: str, interval_s: float = SYSTEM_METRI
     """MLflow's ``SystemMetricsMonitor`` on ``run_id``, started; ``finish()`` it before ending the run."""
     from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
 
+    # Its start/stop notes ("Started monitoring system metrics", "Skip logging GPU metrics") are not
+    # actionable, and would land in the middle of a run's progress display.
+    logging.getLogger("mlflow.system_metrics").setLevel(logging.WARNING)
     monitor = SystemMetricsMonitor(run_id, sampling_interval=interval_s, resume_logging=resume,
                                    tracking_uri=uri)
     monitor.start()
