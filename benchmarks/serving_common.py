@@ -8,12 +8,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
+
+from coding_framework.llm.processes import stop_group, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -59,23 +59,10 @@ class Served:
             env=env,
             start_new_session=True,
         )
-        began = time.monotonic()
-        while time.monotonic() - began < self.startup_timeout_s:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("the server did not start")
+        wait_healthy(self.url, self.proc, self.startup_timeout_s, "the server")
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_group(self.proc, 60)
         os.unlink(self._file.name)

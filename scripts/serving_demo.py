@@ -41,6 +41,9 @@ from typing import Any
 import httpx
 import yaml
 
+from coding_framework.llm.base import EngineError
+from coding_framework.llm.processes import wait_healthy
+
 CLI = [sys.executable, "-m", "coding_framework.cli"]
 
 
@@ -57,18 +60,12 @@ def _challenger_name(uri: str) -> str:
 def _start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     server = subprocess.Popen([*CLI, "serve", "--port", str(port), "--model", "embedded", "--config",
                                str(config)], stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"error: the server exited ({server.returncode}); see {log}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    server.kill()
-    sys.exit(f"error: the server was not ready within 300 s; see {log}")
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", server, 300, "the server", poll_s=0.5)
+    except EngineError as exc:
+        server.kill()
+        sys.exit(f"error: {exc}; see {log}")
+    return server
 
 
 class Clients:

@@ -92,7 +92,10 @@ def test_kill_9_of_a_worker_replica_fails_no_request() -> None:
         with concurrent.futures.ThreadPoolExecutor(4) as threads:
             codes = list(threads.map(send, range(60)))
         assert codes == [200] * 60
-        deadline = time.monotonic() + 10
-        while pool.slots[0].restarting is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not pool.slots[0].healthy and pool.slots[0].restarting is not None  # ejected, restarting
+        # The dead replica was ejected (only an ejected replica is restarted), restarted as a new process
+        # and re-admitted. How far that got while the 60 requests ran depends on the machine's speed.
+        slot = pool.slots[0]
+        deadline = time.monotonic() + 180
+        while not (slot.healthy and slot.replica.launcher.pid not in (None, victim)):
+            assert time.monotonic() < deadline, "the killed replica was not restarted and re-admitted"
+            time.sleep(0.2)

@@ -6,21 +6,19 @@ needs a newer transformers than verl allows. The defaults suit a small model on 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import IO, Any, Literal, Self
 
-import httpx
 from pydantic import Field
 
 from coding_framework.config.loader import StrictModel
 from coding_framework.llm.base import EngineError
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
+from coding_framework.llm.processes import stop_group, wait_healthy
 from coding_framework.logs import get_logger
 
 log = get_logger(__name__)
@@ -154,7 +152,7 @@ class VLLMServer:
         )
         log.info("vllm_starting", url=self.url, model=str(self.model_dir), pid=self._proc.pid)
         try:
-            self._wait_healthy(began)
+            wait_healthy(self.url, self._proc, self.config.startup_timeout_s, "vLLM", self._log_tail, 0.5)
         except BaseException:
             self.stop()
             raise
@@ -169,13 +167,8 @@ class VLLMServer:
     def stop(self, timeout_s: float = 30.0) -> None:
         """SIGTERM the server's process group (API server, engine core, workers), then SIGKILL."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        if proc is not None:
+            stop_group(proc, timeout_s)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -185,22 +178,6 @@ class VLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _wait_healthy(self, began: float) -> None:
-        assert self._proc is not None
-        while time.monotonic() - began < self.config.startup_timeout_s:
-            if self._proc.poll() is not None:
-                raise EngineError(
-                    f"vLLM exited with code {self._proc.returncode} while starting{self._log_tail()}"
-                )
-            with contextlib.suppress(httpx.HTTPError):  # not listening yet
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            time.sleep(0.5)
-        raise EngineError(
-            f"vLLM did not answer {self.url}/health within {self.config.startup_timeout_s} s"
-            f"{self._log_tail()}"
-        )
 
     def _log_tail(self, chars: int = 3000) -> str:
         if self.log_path is None or not self.log_path.is_file():

@@ -7,15 +7,12 @@ process the pool ejects and restarts while the other replicas keep answering.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
-
 from coding_framework.llm.base import EngineError
+from coding_framework.llm.processes import stop_group, wait_healthy
 from coding_framework.llm.vllm_server import free_port
 
 
@@ -46,30 +43,17 @@ class WorkerProcess:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        began = time.monotonic()
-        while time.monotonic() - began < self.startup_timeout_s:
-            if self._proc.poll() is not None:
-                raise EngineError(f"the worker for {self.model_dir} exited with {self._proc.returncode}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise EngineError(f"the worker for {self.model_dir} did not start within {self.startup_timeout_s} s")
+        try:
+            wait_healthy(self.url, self._proc, self.startup_timeout_s, f"the worker for {self.model_dir}")
+        except EngineError:
+            self.stop()
+            raise
+        return self
 
     def stop(self, timeout_s: float = 30.0) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        if proc is not None:
+            stop_group(proc, timeout_s)
 
 
 def main() -> None:
