@@ -67,13 +67,14 @@ def test_final_model_is_registered_and_loads_as_pyfunc(finished: TrainingResults
     challenger = client.get_model_version_by_alias("coding-framework-generator", "challenger")
     assert str(challenger.version) == number
     assert version.tags["weights_sha256"] == weights_checksum(finished.final_model_dir)
+    previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(client.tracking_uri)
     try:
         model = mlflow.pyfunc.load_model(finished.registered_model["model_uri"])
         task = "Write a function add(a, b) that returns a + b."
         answers = model.predict([task], params={"max_new_tokens": 8})
     finally:
-        mlflow.set_tracking_uri("")
+        mlflow.set_tracking_uri(previous)
     assert len(answers) == 1 and isinstance(answers[0], str)
 
 

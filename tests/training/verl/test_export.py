@@ -86,11 +86,15 @@ def test_export_registers_the_model_as_the_challenger(checkpoint: Path, tmp_path
         "verl-generator", "challenger", 1)
     client = MlflowClient(tracking_uri=uri, registry_uri=uri)
     assert client.get_model_version_by_alias("verl-generator", "challenger").run_id == result["mlflow_run_id"]
+    # `models:/` downloads through the tracking store too, so both URIs name the run's store.
+    previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
+    mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     try:
         model = mlflow.pyfunc.load_model("models:/verl-generator@challenger")
     finally:
-        mlflow.set_registry_uri("")
+        mlflow.set_tracking_uri(previous[0])
+        mlflow.set_registry_uri(previous[1])
     (answer,) = model.predict(["Write a function add(a, b)."], params={"max_new_tokens": 4})
     assert isinstance(answer, str)
 
