@@ -1,7 +1,7 @@
 """Dependencies point one way. From the bottom: config, logs and problems; sandbox; grading; rewards and
-embedded; llm; agents; graphs; training, evaluation and serving; supervisor; cli. A module may import its
-own layer or a lower one. An upward import fails here, and so does an import of a `coding_framework` module
-that is missing from the table.
+embedded; llm; agents; graphs; training, evaluation, serving and curation; supervisor; cli. A module may
+import its own layer or a lower one. An upward import fails here, and so does an import of a
+`coding_framework` module that is missing from the table.
 
 The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
 The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
@@ -26,7 +26,7 @@ LAYERS = {
     "llm": 4,
     "agents": 5,
     "graphs": 6,
-    "evaluation": 7, "serving": 7, "training": 7,
+    "curation": 7, "evaluation": 7, "serving": 7, "training": 7,
     "supervisor": 8,
     "cli": 9,
 }

@@ -34,6 +34,12 @@ PUBLIC_API = {
         "UniformDimension", "VerlClusterSection", "VerlConfig", "VerlRolloutSection", "WorkflowConfig",
         "load_config", "resolve_config", "shipped_config", "shipped_config_names",
     ],
+    "coding_framework.curation": [
+        "FilterReport", "Mutant", "OPERATORS", "Strength", "by_pass_rate", "candidate_calls",
+        "dataset_kill_rate", "dataset_stats", "filter_by_strength", "measure_strength", "mutants",
+        "pass_rates", "plot_distributions", "problem_mutants", "strengthen", "test_count", "with_pass_rates",
+        "with_strength",
+    ],
     "coding_framework.embedded": ["build_embedded_model", "cache_root", "ensure_embedded_model"],
     "coding_framework.evaluation": [
         "Scores", "agrade", "family", "grade", "pass_at_k", "pass_at_k_by_task", "repeat", "score",
@@ -48,9 +54,10 @@ PUBLIC_API = {
         "TemplateError", "TokenEngine", "TokenSession", "build_chat_model", "build_engine",
     ],
     "coding_framework.problems": [
-        "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat",
-        "builtin_problems", "generate_instances", "load_benchmark", "load_humaneval", "load_mbpp",
-        "mbpp_few_shot_prompt", "register_benchmark", "reserved_split", "synthetic_split",
+        "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat", "augment",
+        "augment_split", "builtin_problems", "check_no_leak", "generate_instances", "load_benchmark",
+        "load_humaneval", "load_mbpp", "load_problem_records", "mbpp_few_shot_prompt", "register_benchmark",
+        "reserved_split", "root_task_id", "synthetic_split", "write_problem_records",
     ],
     "coding_framework.rewards": [
         "BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "REWARDS",

@@ -25,6 +25,7 @@ def _register() -> None:
     from coding_framework.cli import (
         bootstrap,  # noqa: F401
         configs,  # noqa: F401
+        data,  # noqa: F401
         deploy,  # noqa: F401
         evaluate,  # noqa: F401
         quickstart,  # noqa: F401

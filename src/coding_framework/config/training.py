@@ -62,6 +62,11 @@ class DataConfig(StrictModel):
     heldout_limit: int | None = Field(
         None, ge=1, description="Evaluate on the first N held-out problems only."
     )
+    pass_rates: Path | None = Field(
+        None,
+        description="A JSONL of problem records from `coding-framework data rank`: its pass rates are "
+        "attached to the training problems with the same task_id (for `curriculum.by_pass_rate`).",
+    )
 
 
 class RolloutConfig(StrictModel):
@@ -152,6 +157,12 @@ class CurriculumConfig(StrictModel):
     start: dict[str, float] = Field(default_factory=lambda: {"easy": 1.0, "medium": 0.3, "hard": 0.1})
     end: dict[str, float] = Field(default_factory=lambda: {"easy": 1.0, "medium": 1.0, "hard": 1.0})
     ramp_steps: int = Field(10, ge=1)
+    by_pass_rate: bool = Field(
+        False,
+        description="Weigh a problem by the difficulty its stored `pass_rate` implies (>= 2/3: easy, "
+        ">= 1/3: medium, else hard; see `data.pass_rates`) instead of its labelled difficulty; problems "
+        "without a pass rate keep their label.",
+    )
 
     @model_validator(mode="after")
     def _weights(self) -> CurriculumConfig:

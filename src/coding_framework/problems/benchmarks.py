@@ -13,6 +13,7 @@ from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import SPLITS, load_mbpp
 from coding_framework.problems.problem import Problem
+from coding_framework.problems.records import load_problem_records
 from coding_framework.problems.synthetic import synthetic_split
 from coding_framework.registry import Registry
 
@@ -56,6 +57,14 @@ def _synthetic(source: Source, split: str) -> list[Problem]:
     _no_source("synthetic", source)
     train, heldout = synthetic_split()
     return {"all": train + heldout, "train": train, "heldout": heldout}[split]
+
+
+@register_benchmark("jsonl")
+def _jsonl(source: Source, split: str) -> list[Problem]:
+    _check_split("jsonl", split, ("all",))
+    if source is None:
+        raise ProblemLoadError("the jsonl benchmark reads a file of problem records: pass its path as source")
+    return load_problem_records(source)
 
 
 def load_benchmark(name: str, source: Source = None, split: str = "all") -> list[Problem]:

@@ -42,6 +42,26 @@ class Problem(BaseModel):
         True,
         description="True when the prompt is code a completion continues (HumanEval); False for a statement.",
     )
+    pass_rate: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Empirical pass rate of `pass_rate_source` over `pass_rate_n` samples "
+        "(`coding-framework data rank`); null: not ranked.",
+    )
+    pass_rate_source: str = Field("", description="The model spec whose samples measured `pass_rate`.")
+    pass_rate_n: int = Field(0, ge=0, description="Samples behind `pass_rate`; 0: not ranked.")
+    kill_rate: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Share of valid mutants of the references that the tests reject "
+        "(`coding-framework data filter`); null: not measured.",
+    )
+    mutants: int = Field(0, ge=0, description="Valid mutants behind `kill_rate`; 0: not measured.")
+    lineage: str | None = Field(
+        None, description="task_id of the problem this one was derived from (augmentation); null: original."
+    )
 
     @field_validator("entry_point")
     @classmethod

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 
 from coding_framework.config.training import CurriculumConfig, OptimConfig, RolloutConfig
-from coding_framework.problems import Problem
+from coding_framework.problems import Difficulty, Problem
 
 
 def lr_factor(step: int, total: int, config: OptimConfig) -> float:
@@ -31,6 +31,14 @@ def temperature_at(step: int, total: int, config: RolloutConfig) -> float:
         return config.temperature
     frac = min(1.0, step / (total - 1))
     return config.temperature + frac * (config.temperature_end - config.temperature)
+
+
+def rated_difficulty(problem: Problem, by_pass_rate: bool) -> Difficulty:
+    """The difficulty a curriculum weighs ``problem`` by: its label, or with ``by_pass_rate`` the bucket
+    of its stored pass rate (>= 2/3: easy, >= 1/3: medium, else hard) when it has one."""
+    if not by_pass_rate or problem.pass_rate is None:
+        return problem.difficulty
+    return "easy" if problem.pass_rate >= 2 / 3 else "medium" if problem.pass_rate >= 1 / 3 else "hard"
 
 
 def difficulty_weights(step: int, config: CurriculumConfig) -> dict[str, float]:
@@ -82,7 +90,7 @@ class ProblemSampler:
         pool = list(range(len(self.problems)))
         chosen: list[int] = []
         for _ in range(n):
-            w = [weights[self.problems[i].difficulty] for i in pool]
+            w = [weights[rated_difficulty(self.problems[i], self.curriculum.by_pass_rate)] for i in pool]
             if sum(w) <= 0:
                 w = [1.0] * len(pool)
             chosen.append(pool.pop(rng.choices(range(len(pool)), weights=w)[0]))

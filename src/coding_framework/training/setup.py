@@ -15,7 +15,14 @@ from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.base import EngineError
 from coding_framework.llm.local import resolve_device
-from coding_framework.problems import Problem, builtin_problems, reserved_split, synthetic_split
+from coding_framework.problems import (
+    Problem,
+    ProblemLoadError,
+    builtin_problems,
+    load_problem_records,
+    reserved_split,
+    synthetic_split,
+)
 from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 
@@ -68,7 +75,22 @@ def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]
         heldout = [p for p in heldout if p.tags[0] in data.families]
     if data.include_builtin:
         train = [*builtin_problems(), *train]
+    if data.pass_rates is not None:
+        train = with_stored_pass_rates(train, data.pass_rates)
     return train, heldout[: data.heldout_limit] if data.heldout_limit else heldout
+
+
+def with_stored_pass_rates(problems: list[Problem], path: Path) -> list[Problem]:
+    """``problems`` with the pass rates that the ranked problem records at ``path`` store for their ids."""
+    try:
+        ranked = {p.task_id: p for p in load_problem_records(path) if p.pass_rate is not None}
+    except ProblemLoadError as exc:
+        raise ConfigError(f"data.pass_rates: {exc}") from None
+    fields = ("pass_rate", "pass_rate_source", "pass_rate_n")
+    return [
+        p.model_copy(update={f: getattr(ranked[p.task_id], f) for f in fields}) if p.task_id in ranked else p
+        for p in problems
+    ]
 
 
 def base_model_dir(config: TrainingConfig, progress: bool) -> Path:

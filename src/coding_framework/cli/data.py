@@ -1,0 +1,213 @@
+"""`coding-framework data stats|rank|filter|augment`: look at, rank, filter and augment problem sets.
+
+Every command that writes problems writes a JSONL of problem records, which `--benchmark jsonl --data FILE`
+reads back (here and in `evaluate`), and a PNG of the pass/kill-rate distributions next to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from coding_framework.cli.main import app
+from coding_framework.cli.output import fail, print_result_line
+from coding_framework.problems import BENCHMARKS
+
+if TYPE_CHECKING:
+    from coding_framework.problems import Problem
+
+data_app = typer.Typer(
+    help="Problem data: statistics, difficulty ranking, test-strength filtering, augmentation."
+)
+app.add_typer(data_app, name="data")
+
+_BENCHMARK = typer.Option(..., help=" | ".join(BENCHMARKS))
+_DATA = typer.Option(None, help="Local benchmark file or folder (a JSONL of problem records for `jsonl`).")
+_SPLIT = typer.Option("all", help="Benchmark split (all, or one the benchmark has).")
+
+
+def _load(benchmark: str, data: Path | None, split: str) -> list[Problem]:
+    from coding_framework.evaluation.samples import resolve_source
+    from coding_framework.problems import ProblemLoadError, load_benchmark
+
+    try:
+        problems = load_benchmark(benchmark, resolve_source(benchmark, data), split)
+    except ProblemLoadError as exc:
+        fail(str(exc))
+    if not problems:
+        fail(f"benchmark {benchmark!r} ({split}) has no problems")
+    return problems
+
+
+def _write(problems: list[Problem], out: Path, title: str) -> tuple[Path, Path | None]:
+    from coding_framework.curation import plot_distributions
+    from coding_framework.problems import write_problem_records
+
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder; pass a file path such as {out / 'problems.jsonl'}")
+    path = write_problem_records(problems, out)
+    return path, plot_distributions(problems, out.with_suffix(".png"), title)
+
+
+@data_app.command()
+def stats(
+    benchmark: list[str] = typer.Option(..., help="Benchmark(s), repeatable: " + " | ".join(BENCHMARKS)),
+    data: list[Path] = typer.Option(
+        [], help="Source per --benchmark, in the same order (omit to use each default)."
+    ),
+    split: str = _SPLIT,
+    min_kill_rate: float = typer.Option(0.7, min=0.0, max=1.0, help="Count problems below this kill rate."),
+) -> None:
+    """Per-dataset counts, test counts, and pass-rate / kill-rate histograms where the records carry them."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from coding_framework.curation import dataset_stats
+
+    if data and len(data) != len(benchmark):
+        fail(f"give one --data per --benchmark ({len(benchmark)}), or none; got {len(data)}")
+    sources: list[Path | None] = list(data) or [None] * len(benchmark)
+    summary = {
+        name: dataset_stats(_load(name, src, split), min_kill_rate)
+        for name, src in zip(benchmark, sources, strict=True)
+    }
+    table = Table(
+        "dataset", "problems", "tests (mean)", "ranked", "mean pass rate", "measured", "mean kill rate"
+    )
+    for name, s in summary.items():
+        table.add_row(
+            name,
+            str(s["problems"]),
+            f"{s['tests']['mean']:.1f}",
+            str(s["ranked"]),
+            f"{s['pass_rate']['mean']:.3f}" if "pass_rate" in s else "-",
+            str(s["measured"]),
+            f"{s['kill_rate']['mean']:.3f}" if "kill_rate" in s else "-",
+        )
+    Console(stderr=True).print(table)
+    print_result_line(summary)
+
+
+@data_app.command()
+def rank(
+    benchmark: str = _BENCHMARK,
+    model: str = typer.Option(..., help="Reference policy: embedded | local:/path | openai:URL@model."),
+    n: int = typer.Option(4, "-n", "--n", min=1, help="Samples per problem."),
+    out: Path = typer.Option(..., help="Where to write the ranked problem records (JSONL)."),
+    data: Path = _DATA,
+    split: str = _SPLIT,
+    limit: int = typer.Option(None, min=1, help="Only the first N problems."),
+    rounds: int = typer.Option(1, min=1, help="Workflow rounds per sample (1: single-draft pass rate)."),
+) -> None:
+    """Store each problem's empirical pass rate under MODEL (n samples each) and write them out."""
+    from coding_framework.cli.evaluate import sandbox_settings
+    from coding_framework.cli.solve import workflow_config
+    from coding_framework.config import ConfigError
+    from coding_framework.curation import with_pass_rates
+    from coding_framework.llm.base import EngineError
+    from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.supervisor import CodingSupervisor
+
+    problems = _load(benchmark, data, split)[:limit]
+    try:
+        config = workflow_config(model=model, max_rounds=rounds)
+        config.sandbox = sandbox_settings(None)
+        with CodingSupervisor(config) as supervisor:
+            report = supervisor.evaluate(problems, n_samples=n)
+        ranked = with_pass_rates(problems, [(s["task_id"], s["passed"]) for s in report.samples], model)
+    except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
+        fail(str(exc))
+    path, plot = _write(ranked, out, benchmark)
+    rates = [p.pass_rate or 0.0 for p in ranked]
+    typer.echo(f"ranked {len(ranked)} problems x {n} samples -> {path} (plot: {plot})", err=True)
+    print_result_line(
+        {"benchmark": benchmark, "problems": len(ranked), "n": n, "model": model,
+         "mean_pass_rate": sum(rates) / len(rates), "out": str(path), "plot": str(plot)}
+    )  # fmt: skip
+
+
+@data_app.command(name="filter")
+def filter_(
+    benchmark: str = _BENCHMARK,
+    out: Path = typer.Option(..., help="Where to write the problem records with their kill rates (JSONL)."),
+    data: Path = _DATA,
+    split: str = _SPLIT,
+    min_kill_rate: float = typer.Option(0.7, min=0.0, max=1.0, help="Flag problems below this kill rate."),
+    cap: int = typer.Option(20, min=1, help="Most mutants per problem (a seeded draw)."),
+    augment: bool = typer.Option(
+        False, help="Add differential asserts to flagged problems, then re-measure."
+    ),
+    drop: bool = typer.Option(False, help="Leave the problems still flagged out of --out."),
+    seed: int = typer.Option(0, help="Seed of the mutant draw and of the generated inputs."),
+    workers: int | None = typer.Option(
+        None, min=1, help="Concurrent sandboxes (default: the sandbox config's)."
+    ),
+    timeout: float | None = typer.Option(
+        None, help="Seconds per graded mutant (default: the sandbox config's)."
+    ),
+) -> None:
+    """Mutation-test every problem's tests with the grader; flag (and optionally strengthen) weak ones."""
+    from coding_framework.cli.evaluate import sandbox_settings
+    from coding_framework.config import ConfigError
+    from coding_framework.curation import dataset_kill_rate, filter_by_strength
+    from coding_framework.grading import Grader
+    from coding_framework.sandbox import BackendUnavailable
+
+    problems = _load(benchmark, data, split)
+    try:
+        sandbox = sandbox_settings(None, timeout=timeout, workers=workers)
+        with Grader(sandbox) as grader:
+            report = filter_by_strength(
+                problems,
+                grader,
+                min_kill_rate=min_kill_rate,
+                cap=cap,
+                augment=augment,
+                seed=seed,
+                progress=True,
+            )
+    except (ConfigError, BackendUnavailable, ValueError) as exc:
+        fail(str(exc))
+    path, plot = _write(report.kept() if drop else report.problems, out, benchmark)
+    typer.echo(
+        f"{len(report.flagged)} of {len(problems)} problems flagged -> {path} (plot: {plot})", err=True
+    )
+    print_result_line(
+        {
+            "benchmark": benchmark,
+            **dataset_kill_rate(report.strengths),
+            "min_kill_rate": min_kill_rate,
+            "flagged": report.flagged,
+            "strengthened": {k: list(v) for k, v in report.strengthened.items()},
+            "out": str(path),
+            "plot": str(plot),
+        }
+    )
+
+
+@data_app.command(name="augment")
+def augment_(
+    benchmark: str = _BENCHMARK,
+    out: Path = typer.Option(..., help="Where to write the originals and their augmented copies (JSONL)."),
+    data: Path = _DATA,
+    split: str = _SPLIT,
+    seed: int = typer.Option(0, help="Copies are the same for the same seed."),
+    copies: int = typer.Option(1, min=1, help="Augmented copies per problem."),
+    kinds: str = typer.Option("rename,reword,shuffle", help="Comma-separated: rename, reword, shuffle."),
+) -> None:
+    """Add renamed / reworded / example-shuffled copies of code-prompt problems (built-in, synthetic)."""
+    from coding_framework.problems import augment
+
+    problems = _load(benchmark, data, split)
+    chosen = [k.strip() for k in kinds.split(",") if k.strip()]
+    try:
+        grown = [augment(p, seed + c, chosen) for c in range(copies) for p in problems]
+    except ValueError as exc:
+        fail(str(exc))
+    path, _ = _write([*problems, *grown], out, benchmark)
+    typer.echo(f"{len(problems)} problems + {len(grown)} augmented copies -> {path}", err=True)
+    print_result_line(
+        {"benchmark": benchmark, "problems": len(problems), "augmented": len(grown), "out": str(path)}
+    )
