@@ -1,8 +1,8 @@
 """Stronger tests by differential testing: inputs near the tests' own, expected outputs from the reference.
 
 For an ``asserts`` problem, each test of the form ``assert f(args) == expected`` with literal arguments
-yields new calls, each changing one argument (an int plus or minus one, a string or list reversed or
-shortened, a bool flipped). The first reference runs every new call twice, in the sandbox, printing the
+yields new calls, each changing one argument (an int plus or minus one, negated or zero, a string or list
+reversed, shortened or grown, a bool flipped). The first reference runs every new call twice, in the sandbox, printing the
 results; a call is kept when both runs printed the same literal (no floats, no exception), so the
 reference is deterministic on it. The kept calls become new asserts, and the strengthened problem is kept
 only when every reference still passes it.
@@ -26,7 +26,7 @@ def _variants(value: Any) -> Iterator[Any]:
     if isinstance(value, bool):
         yield not value
     elif isinstance(value, int):
-        yield from (value + 1, value - 1)
+        yield from dict.fromkeys((value + 1, value - 1, -value, 0))
     elif isinstance(value, str) and value:
         yield from (value[::-1], value[1:], value + value[0])
     elif isinstance(value, list | tuple) and value:
