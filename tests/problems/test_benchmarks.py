@@ -8,7 +8,7 @@ from coding_framework.problems import BENCHMARKS, ProblemLoadError, load_benchma
 
 
 def test_benchmark_names() -> None:
-    assert set(BENCHMARKS) == {"humaneval", "mbpp", "mbpp-sanitized", "builtin", "synthetic"}
+    assert set(BENCHMARKS) == {"humaneval", "mbpp", "mbpp-sanitized", "builtin", "synthetic", "jsonl"}
 
 
 def test_unknown_benchmark_and_split_errors() -> None:
