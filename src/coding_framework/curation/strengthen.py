@@ -2,10 +2,10 @@
 
 For an ``asserts`` problem, each test of the form ``assert f(args) == expected`` with literal arguments
 yields new calls, each changing one argument (an int plus or minus one, negated or zero, a string or list
-reversed, shortened or grown, a bool flipped). The first reference runs every new call twice, in the sandbox, printing the
-results; a call is kept when both runs printed the same literal (no floats, no exception), so the
-reference is deterministic on it. The kept calls become new asserts, and the strengthened problem is kept
-only when every reference still passes it.
+reversed, shortened or grown, a bool flipped). The first reference runs every new call twice, in the
+sandbox, printing the results; a call is kept when both runs printed the same literal (no floats, no
+exception), so the reference is deterministic on it. The kept calls become new asserts, and the
+strengthened problem is kept only when every reference still passes it.
 """
 
 from __future__ import annotations
