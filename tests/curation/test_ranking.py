@@ -87,3 +87,17 @@ def test_rank_cli_with_the_embedded_model(tmp_path: Path) -> None:
     )
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["problems"] == 2 and Path(summary["plot"]).is_file()
+
+
+def test_training_attaches_stored_pass_rates_by_task_id(tmp_path: Path) -> None:
+    from coding_framework.config import ConfigError
+    from coding_framework.training.setup import with_stored_pass_rates
+
+    problems = builtin_problems()[:3]
+    ranked = with_pass_rates(problems[:1], [(problems[0].task_id, True)], "local:/m")
+    path = write_problem_records(ranked, tmp_path / "ranked.jsonl")
+    out = with_stored_pass_rates(problems, path)
+    assert (out[0].pass_rate, out[0].pass_rate_source, out[0].pass_rate_n) == (1.0, "local:/m", 1)
+    assert out[1:] == problems[1:]
+    with pytest.raises(ConfigError, match=r"data\.pass_rates: .*missing\.jsonl: no such file"):
+        with_stored_pass_rates(problems, tmp_path / "missing.jsonl")

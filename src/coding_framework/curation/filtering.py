@@ -22,9 +22,8 @@ class FilterReport:
     problems: list[Problem]
     strengths: list[Strength]
     flagged: list[str] = field(default_factory=list)
-    strengthened: dict[str, tuple[float, float]] = field(
-        default_factory=dict, metadata={"doc": "task_id -> (kill rate before, after) for strengthened ones"}
-    )
+    # task_id -> (kill rate before, after), for the problems whose strengthened tests were kept.
+    strengthened: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def kept(self) -> list[Problem]:
         """The problems not flagged (after any strengthening)."""
