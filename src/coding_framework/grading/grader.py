@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coding_framework.config.sandbox import SandboxConfig
+from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.problems.problem import Problem
 from coding_framework.sandbox import ExecutionResult, Job, Sandbox
 
 
-def job_for(problem: Problem, program: str) -> Job:
+def job_for(problem: Problem, program: str, defaults: ResourceLimits | None = None) -> Job:
+    """The sandbox job; a problem's own ``timeout_s`` (CodeContests, EvalPlus) replaces the default budget."""
+    limits = None
+    if problem.timeout_s is not None:
+        limits = (defaults or ResourceLimits()).model_copy(update={"timeout_s": problem.timeout_s, "cpu_s": None})
     return Job(
         program=program,
         test_code=problem.test_code,
         entry_point=problem.entry_point,
         test_format=problem.test_format,
         prelude=problem.prelude,
+        limits=limits,
     )
 
 
@@ -33,15 +38,16 @@ class Grader:
         self.close()
 
     def grade(self, problem: Problem, program: str) -> ExecutionResult:
-        return self.sandbox.run(job_for(problem, program))
+        return self.sandbox.run(job_for(problem, program, self.sandbox.config.limits))
 
     def grade_many(
         self, items: Sequence[tuple[Problem, str]], progress: bool | str = False
     ) -> list[ExecutionResult]:
-        return self.sandbox.run_many([job_for(p, prog) for p, prog in items], progress=progress)
+        defaults = self.sandbox.config.limits
+        return self.sandbox.run_many([job_for(p, prog, defaults) for p, prog in items], progress=progress)
 
     async def agrade(self, problem: Problem, program: str) -> ExecutionResult:
-        return await self.sandbox.arun(job_for(problem, program))
+        return await self.sandbox.arun(job_for(problem, program, self.sandbox.config.limits))
 
     def close(self) -> None:
         if self._owns_sandbox:
