@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coding_framework.problems._io import ProblemLoadError
+from coding_framework.problems.bigcodebench import load_bigcodebench
 from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.codecontests import load_codecontests
 from coding_framework.problems.evalplus import load_evalplus
@@ -43,6 +44,12 @@ def _mbpp(variant: str) -> Loader:
 
 register_benchmark("mbpp")(_mbpp("full"))
 register_benchmark("mbpp-sanitized")(_mbpp("sanitized"))
+
+
+@register_benchmark("bigcodebench")
+def _bigcodebench(source: Source, split: str) -> list[Problem]:
+    _check_split("bigcodebench", split, ("all", "complete", "instruct"))
+    return load_bigcodebench(source, "instruct" if split == "instruct" else "complete")
 
 
 @register_benchmark("codecontests")

@@ -18,6 +18,8 @@ class Problem(BaseModel):
     - ``check_function``: HumanEval style, defines ``check(candidate)``; the grader calls it with the
       entry point.
     - ``asserts``: MBPP style, top-level statements (usually ``assert``) that name the entry point directly.
+    - ``unittest``: BigCodeBench style, a ``unittest`` ``TestCases`` class that runs in the submission's own
+      process (the in-process trust tier; see docs/trust_tiers.md).
     - ``stdio``: CodeContests style, JSON ``{"tests": [[stdin, stdout], ...], "time_limit_s", ...}``; the
       program reads stdin and its output is compared token-wise on the trusted side.
     - ``calls``: EvalPlus style, Python source binding ``SPEC`` (inputs, expected outputs, tolerance, time
@@ -45,6 +47,11 @@ class Problem(BaseModel):
     prompt_is_code: bool = Field(
         True,
         description="True when the prompt is code a completion continues (HumanEval); False for a statement.",
+    )
+    code_prompt: str = Field(
+        "",
+        description="BigCodeBench: the task's imports and signature. Its harness (calibrated mode, the "
+        "default) runs every solution after this code with a `pass` body, so the imports are in place.",
     )
     timeout_s: float | None = Field(
         None,
