@@ -128,9 +128,16 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise TimeoutException("Timed out!")
 
 
-def _last_line(trace: str) -> str:
-    """The exception line of a traceback, e.g. ``AssertionError: 6 != 9``."""
-    return trace.strip().splitlines()[-1] if trace.strip() else ""
+def _exception_text(trace: str) -> str:
+    """The exception part of a traceback (``AssertionError: 6 != 9`` and any lines of its message)."""
+    lines = trace.rstrip().splitlines()
+    start = 0
+    for i, line in enumerate(lines):
+        if line.startswith("  File "):
+            start = i + 1
+    while start < len(lines) and lines[start].startswith(" "):
+        start += 1
+    return "\n".join(lines[start:]) or trace
 
 
 def run_tests(task: dict, output: _CappedOutput) -> dict:
@@ -168,8 +175,8 @@ def run_tests(task: dict, output: _CappedOutput) -> dict:
         {
             "name": name,
             "passed": name not in failed,
-            "error_type": _last_line(failed[name]).split(":", 1)[0] or "Error" if name in failed else None,
-            "message": _last_line(failed[name])[:_MESSAGE_CHARS] if name in failed else None,
+            "error_type": _exception_text(failed[name]).split(":", 1)[0] if name in failed else None,
+            "message": _exception_text(failed[name])[:_MESSAGE_CHARS] if name in failed else None,
         }
         for name in result.started
     ]
