@@ -117,7 +117,8 @@ def build(humaneval: Path, tasks: int, n_plus: int, seed: int = 0, gt_seconds: f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--humaneval", type=Path, default=Path("/work/shared/data/humaneval/HumanEval.jsonl.gz"))
+    default = Path("/work/shared/data/humaneval/HumanEval.jsonl.gz")
+    parser.add_argument("--humaneval", type=Path, default=default)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--tasks", type=int, default=30)
     parser.add_argument("--plus", type=int, default=40)

@@ -17,7 +17,8 @@ def job_for(problem: Problem, program: str, defaults: ResourceLimits | None = No
         raise ValueError(f"{problem.task_id} has unittest tests: the in-process tier runs them, not a Job")
     limits = None
     if problem.timeout_s is not None:
-        limits = (defaults or ResourceLimits()).model_copy(update={"timeout_s": problem.timeout_s, "cpu_s": None})
+        own = {"timeout_s": problem.timeout_s, "cpu_s": None}
+        limits = (defaults or ResourceLimits()).model_copy(update=own)
     return Job(
         program=program,
         test_code=problem.test_code,

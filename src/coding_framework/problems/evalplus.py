@@ -158,7 +158,8 @@ def _groundtruth(tasks: list[dict], where: str) -> dict[str, dict]:
             env=env, timeout=_GROUNDTRUTH_TIMEOUT_S, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise ProblemLoadError(f"{where}: the canonical solutions ran over {_GROUNDTRUTH_TIMEOUT_S}s") from exc
+        limit = _GROUNDTRUTH_TIMEOUT_S
+        raise ProblemLoadError(f"{where}: the canonical solutions ran over {limit}s") from exc
     if proc.returncode != 0:
         raise ProblemLoadError(f"{where}: a canonical solution failed: {proc.stderr.strip()[-500:]}")
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
@@ -236,8 +237,9 @@ def _problem(record: Record, task: dict, truth: dict, flavor: Flavor) -> Problem
     base_limits, plus_limits = _limits(truth["base_time"]), _limits(truth["plus_time"])
     inputs = task["base"][:-1] + (", " if base_limits and plus_limits else "") + task["plus"][1:]
     expected = truth["base"][:-1] + (", " if base_limits and plus_limits else "") + truth["plus"][1:]
+    oracle = _oracle(flavor, task["entry_point"])
     spec = (
-        f"SPEC = {{'atol': {float(record.data['atol'])!r}, 'oracle': {_oracle(flavor, task['entry_point'])!r},\n"
+        f"SPEC = {{'atol': {float(record.data['atol'])!r}, 'oracle': {oracle!r},\n"
         f" 'time_limits': {base_limits + plus_limits!r},\n 'inputs': {inputs},\n 'expected': {expected}}}\n"
     )
     budget = sum(min(TIMEOUT_PER_SET_S, sum(lim)) + 1.0 for lim in (base_limits, plus_limits)) + 2.0
