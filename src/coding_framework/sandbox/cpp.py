@@ -25,7 +25,7 @@ def compiler() -> str | None:
 
 
 def compile_cpp(source: str, timeout_s: float = COMPILE_TIMEOUT_S) -> bytes:
-    """The executable that ``g++`` builds from ``source`` (dynamically linked against the system libraries)."""
+    """The executable ``g++`` builds from ``source`` (dynamically linked against the system libraries)."""
     gxx = compiler()
     if gxx is None:
         raise CompileError("no C++ compiler: g++ is not on PATH, so C++ samples cannot be graded here")
