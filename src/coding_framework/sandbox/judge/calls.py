@@ -32,7 +32,7 @@ def _close(a, b, atol: float) -> bool:
     """``np.allclose`` on (nested) numbers: ``|a - b| <= atol + rtol * |b|``, inf equal to itself only."""
     if isinstance(b, list | tuple):
         seq = isinstance(a, list | tuple)
-        return seq and len(a) == len(b) and all(_close(x, y, atol) for x, y in zip(a, b))
+        return seq and len(a) == len(b) and all(_close(x, y, atol) for x, y in zip(a, b, strict=True))
     if not isinstance(a, int | float) or not isinstance(b, int | float):
         return False
     if math.isinf(a) or math.isinf(b):
@@ -52,7 +52,7 @@ def _surface_area(base_edge, height):
 def _digit_distance(a, b):
     x, y = str(a), str(b)
     width = max(len(x), len(y))
-    return sum(abs(int(p) - int(q)) for p, q in zip(x.zfill(width), y.zfill(width)))
+    return sum(abs(int(p) - int(q)) for p, q in zip(x.zfill(width), y.zfill(width), strict=True))
 
 
 def _special(oracle: str, out, exp, atol: float, inp: tuple) -> bool:
