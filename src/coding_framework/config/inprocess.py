@@ -46,6 +46,12 @@ class InProcessConfig(StrictModel):
     stack_mb: int = Field(10, ge=1, description="RLIMIT_STACK of the task process (official: 10 MiB).")
     file_size_mb: int = Field(256, ge=1, description="Largest file a task may write (RLIMIT_FSIZE).")
     tmp_size_mb: int = Field(1024, ge=16, description="Size of the sandbox's private writable /tmp.")
+    max_processes: int = Field(
+        512,
+        ge=8,
+        description="Processes and threads of one worker's sandbox together (a pids cgroup; RLIMIT_NPROC "
+        "where no cgroup can be made, which does not bind root). The official harness has no such cap.",
+    )
     output_bytes: int = Field(16_384, ge=256, description="Task stdout/stderr kept in the result.")
     calibrated: bool = Field(
         True,

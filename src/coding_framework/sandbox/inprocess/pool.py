@@ -152,7 +152,7 @@ def from_report(report: dict[str, Any]) -> ExecutionResult:
         stdout=report.get("stdout", ""),
         stdout_truncated=bool(report.get("stdout_truncated")),
         duration_s=report.get("duration_s", 0.0),
-        isolation=ISOLATION,
+        isolation={**ISOLATION, "process_limit": report.get("process_limit", "none")},
         tier="in_process",
     )
     verdict = _verdict(report, tests, n_passed)

@@ -25,6 +25,7 @@ from typing import Any
 from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.sandbox.backends.base import BackendUnavailable, WorkerDied, WorkerTimeout
 from coding_framework.sandbox.backends.bwrap import _python_runtime, _system_lib_args, bwrap_binary
+from coding_framework.sandbox.inprocess.pids import PidsCgroup
 
 ZYGOTE = Path(__file__).resolve().parent / "zygote.py"
 SANDBOX_ZYGOTE = "/sandbox/bcb_zygote.py"
@@ -95,8 +96,17 @@ class ZygoteWorker:
         self._proc: subprocess.Popen[bytes] | None = None
         self.tasks = 0
         self.hello: dict[str, Any] = {}
+        self._cgroup: PidsCgroup | None = None
+
+    @property
+    def process_limit(self) -> str:
+        """What caps the processes: ``pids_cgroup``, ``rlimit_nproc``, or ``none`` (root, no cgroup)."""
+        if self._cgroup is not None:
+            return "pids_cgroup"
+        return "rlimit_nproc" if os.geteuid() != 0 else "none"
 
     def start(self, timeout_s: float) -> None:
+        self._cgroup = PidsCgroup.create(self.config.max_processes)
         self._proc = subprocess.Popen(
             self._cmd,
             stdin=subprocess.PIPE,
@@ -105,6 +115,7 @@ class ZygoteWorker:
             bufsize=0,
             close_fds=True,
             start_new_session=True,
+            preexec_fn=None if self._cgroup is None else self._cgroup.join,
         )
         try:
             hello = self._recv(time.monotonic() + timeout_s)
@@ -122,12 +133,14 @@ class ZygoteWorker:
 
     def request(self, task: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         assert self._proc is not None and self._proc.stdin is not None
+        nproc = None if self._cgroup is not None else self.config.max_processes
         try:
-            self._proc.stdin.write(_frame(task))
+            self._proc.stdin.write(_frame({**task, "nproc": nproc}))
         except OSError as exc:
             raise WorkerDied(f"the in-process worker is gone: {exc}") from None
         report = self._recv(time.monotonic() + timeout_s)
         self.tasks += 1
+        report["process_limit"] = self.process_limit
         return report
 
     def _recv(self, deadline: float) -> dict[str, Any]:
@@ -163,3 +176,6 @@ class ZygoteWorker:
             if stream is not None and not stream.closed:
                 stream.close()
         self._proc = None
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None

@@ -117,6 +117,8 @@ def _guard(task: dict) -> None:
     _limit(resource.RLIMIT_DATA, task["data_mb"])
     _limit(resource.RLIMIT_STACK, task["stack_mb"])
     _limit(resource.RLIMIT_FSIZE, task["file_size_mb"])
+    if task.get("nproc"):  # only where the host found no pids cgroup to put the worker in
+        resource.setrlimit(resource.RLIMIT_NPROC, (task["nproc"], task["nproc"]))
     faulthandler.disable()
     builtins.exit = None  # type: ignore[assignment]
     builtins.quit = None  # type: ignore[assignment]
