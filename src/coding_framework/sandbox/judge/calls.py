@@ -119,7 +119,11 @@ def run_tests(job: dict, child, out: dict) -> None:
             units[i] = {"passed": False, "error_type": type(exc).__name__, "message": str(exc)[:300]}
             break
         if not matches(got, expected[i], spec["atol"], spec.get("oracle"), tuple(inp)):
-            units[i] = {"passed": False, "error_type": "AssertionError", "message": f"input {i}: wrong output"}
+            units[i] = {
+                "passed": False,
+                "error_type": "AssertionError",
+                "message": f"input {i}: wrong output",
+            }
             break
         units[i] = {"passed": True}
     out["completed"] = True

@@ -125,7 +125,11 @@ def _run_one(workdir: str, mode: str, spec: dict, limits: dict, test: list) -> t
     err = _read(os.path.join(workdir, "err.txt"), 2000)
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     if killed or cpu > limit or sig == signal.SIGXCPU:
-        return {"passed": False, "error_type": "TimeLimitExceeded", "message": f"over the {limit:g}s limit"}, cpu
+        return {
+            "passed": False,
+            "error_type": "TimeLimitExceeded",
+            "message": f"over the {limit:g}s limit",
+        }, cpu
     if sig is not None or os.WEXITSTATUS(status) != 0:
         what = f"signal {signal.Signals(sig).name}" if sig else f"exit code {os.WEXITSTATUS(status)}"
         kind = "MemoryError" if "MemoryError" in err or "bad_alloc" in err else "RuntimeError"
