@@ -2,8 +2,10 @@
 
 Each attack of ``tests/sandbox/adversarial_corpus.py`` defines ``add(a, b)``. For CodeContests it becomes a
 whole program that reads ``a b`` from stdin and prints ``add(a, b)``; for HumanEval+ it is the solution of
-a release-format task ``add`` with base and plus inputs. Every attack must fail; the JSON records each
-verdict with the trust tier it landed in.
+a release-format task ``add`` with base and plus inputs. Every attack must fail, except those listed in
+:data:`CORRECT_AS_STDIO`: in stdin/stdout form each test is a fresh run of the program, so an attack that
+answers the first call correctly and only then misbehaves is a correct program there. The JSON records
+each verdict with the trust tier it landed in.
 
     python benchmarks/contest_hack_corpus.py --workers 2
 """
@@ -35,6 +37,7 @@ from tests.sandbox.adversarial_corpus import ATTACKS, TOY_PROMPT  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results" / "contest_hack_corpus.json"
 STDIO_MAIN = "\nimport sys as _sys\n_a, _b = map(int, _sys.stdin.read().split())\nprint(add(_a, _b))\n"
 TESTS = [("1 2\n", "3\n"), ("-1 1\n", "0\n"), ("10 5\n", "15\n")]
+CORRECT_AS_STDIO = {"exit_after_first_test"}  # returns a + b on its first call, and each run makes one
 
 
 def stdio_problem() -> Problem:
@@ -96,7 +99,8 @@ def run(workers: int) -> dict:
             results = grader.grade_many(items)
             out[fmt] = [
                 {"attack": a.name, "category": a.category, "passed": r.passed, "status": r.status,
-                 "tier": r.tier, "result": r.summary[:160]}
+                 "tier": r.tier, "result": r.summary[:160],
+                 "correct_program": fmt == "codecontests" and a.name in CORRECT_AS_STDIO}
                 for a, r in zip(ATTACKS, results, strict=True)
             ]  # fmt: skip
         out["sentinel_alive"] = env["sentinel_proc"].poll() is None
@@ -121,7 +125,10 @@ def main() -> None:
                   command="python benchmarks/contest_hack_corpus.py " + " ".join(sys.argv[1:]))  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    passed = {f: [r["attack"] for r in report[f] if r["passed"]] for f in ("codecontests", "humanevalplus")}
+    passed = {
+        f: [r["attack"] for r in report[f] if r["passed"] and not r["correct_program"]]
+        for f in ("codecontests", "humanevalplus")
+    }
     print(json.dumps({"attacks": len(ATTACKS), "passed_attacks": passed,
                       "sentinel_alive": report["sentinel_alive"],
                       "host_dir_untouched": report["host_dir_untouched"]}))  # fmt: skip

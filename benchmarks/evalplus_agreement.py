@@ -3,8 +3,9 @@
 Anchor: ``evalplus.evaluate`` (EvalPlus 0.3.1, installed in its own venv, default ``/work/venvs/evalplus``),
 fed the same release-format files through its ``HUMANEVAL_OVERRIDE_PATH`` / ``MBPP_OVERRIDE_PATH`` and
 the same samples. HumanEval+ is built from the real HumanEval (``benchmarks/evalplus_fixture.py``: its
-base inputs, plus seeded mutations); MBPP+ is the test fixture. Every task gets a correct (canonical),
-wrong, crashing and base-only sample; ``--timeouts`` tasks also a timing-out one. Both sides run with
+base inputs, plus seeded mutations), MBPP+ from sanitized MBPP the same way (or a given MbppPlus file).
+Every task gets a correct (canonical), wrong, crashing and base-only sample; ``--timeouts`` tasks also a
+timing-out one. Both sides run with
 their ground truth already cached (one untimed warm-up each), with ``--parallel``/``--workers`` equal and
 isolation on (bwrap) for ours; the timed figure is each command's whole wall time.
 
@@ -25,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from evalplus_fixture import build  # noqa: E402
+from evalplus_fixture import build, build_mbpp  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "evalplus_agreement.json"
 _OVERRIDE = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
@@ -145,14 +146,17 @@ def main() -> None:
     parser.add_argument(
         "--humaneval", type=Path, default=Path("/work/shared/data/humaneval/HumanEval.jsonl.gz")
     )
-    parser.add_argument(
-        "--mbppplus", type=Path, default=ROOT / "tests" / "fixtures" / "evalplus" / "MbppPlus.jsonl"
-    )
+    parser.add_argument("--mbpp", type=Path, default=Path("/work/shared/data/mbpp/sanitized-mbpp.json"))
+    parser.add_argument("--mbppplus", type=Path, help="An MbppPlus release-format file to use instead.")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cf-evalplus-") as tmp:
         humaneval = build(args.humaneval, args.tasks, args.plus)
-        mbpp = [json.loads(x) for x in args.mbppplus.read_text().splitlines()]
+        mbpp = (
+            [json.loads(x) for x in args.mbppplus.read_text().splitlines()]
+            if args.mbppplus
+            else build_mbpp(args.mbpp, args.tasks, args.plus)
+        )
         sets = {
             "humanevalplus": one_set("humanevalplus", "humaneval", humaneval, args, Path(tmp)),
             "mbppplus": one_set("mbppplus", "mbpp", mbpp, args, Path(tmp)),

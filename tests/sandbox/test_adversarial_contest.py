@@ -14,6 +14,6 @@ def test_every_attack_fails_in_both_formats() -> None:
     for fmt in ("codecontests", "humanevalplus"):
         rows = report[fmt]
         assert len(rows) == len(ATTACKS)
-        assert [r["attack"] for r in rows if r["passed"]] == [], fmt
+        assert [r["attack"] for r in rows if r["passed"] != r["correct_program"]] == [], fmt
         assert {r["tier"] for r in rows} == {"hardened"}
     assert report["sentinel_alive"] and report["host_dir_untouched"]
