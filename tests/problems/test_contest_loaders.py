@@ -22,6 +22,22 @@ def test_codecontests_fixture_loads_all_test_sets() -> None:
     assert problems[0].test_format == "stdio" and problems[0].timeout_s is not None
 
 
+def test_codecontests_reads_the_hub_parquet_shards(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    rows = [
+        json.loads(x)
+        for x in (FIXTURES / "codecontests" / "code_contests_test.jsonl").read_text().splitlines()
+    ]
+    (tmp_path / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "data" / "test-00000-of-00001.parquet")
+    problems = load_benchmark("codecontests", tmp_path, "test")
+    assert [p.task_id for p in problems] == [r["name"] for r in rows]
+    with pytest.raises(ProblemLoadError, match="no CodeContests file found"):
+        load_benchmark("codecontests", tmp_path, "train")
+
+
 def test_codecontests_bad_record_names_file_and_line(tmp_path: Path) -> None:
     row = json.loads((FIXTURES / "codecontests" / "code_contests_test.jsonl").read_text().splitlines()[0])
     row["public_tests"] = {"input": ["1 2\n"], "output": []}

@@ -35,7 +35,8 @@ TIME_FACTOR = {"python": 4.0, "cpp": 2.0}
 """CPU limit per test = the problem's limit x this factor (Python is slower than the C++ limits assume)."""
 DEFAULT_TIME_LIMIT_S = 2.0
 PYTHON3 = 3  # the dataset's language enum: 1 PYTHON (2), 2 CPP, 3 PYTHON3, 4 JAVA
-_FILE_GLOB = "code_contests_{split}*"
+# Release file names (code_contests_test.*), then the hub's parquet shards (data/test-00000-of-1.parquet).
+_FILE_GLOBS = ("code_contests_{split}*", "{split}-*.parquet", "data/{split}-*.parquet")
 
 
 def load_codecontests(source: str | Path | None, split: str = "all") -> list[Problem]:
@@ -61,10 +62,12 @@ def _local_records(path: Path, split: str) -> list[Record]:
     if path.is_file():
         return _read(path)
     wanted = SPLITS if split == "all" else (split,)
-    files = sorted(f for s in wanted for f in path.glob(_FILE_GLOB.format(split=s)) if f.is_file())
+    files = sorted(
+        f for s in wanted for g in _FILE_GLOBS for f in path.glob(g.format(split=s)) if f.is_file()
+    )
     if not files:
-        names = ", ".join(_FILE_GLOB.format(split=s) + ".jsonl|.parquet" for s in wanted)
-        raise ProblemLoadError(f"{path}: no CodeContests file found; expected {names}")
+        names = ", ".join(g.format(split=s) for s in wanted for g in _FILE_GLOBS)
+        raise ProblemLoadError(f"{path}: no CodeContests file found; expected {names} (.jsonl or .parquet)")
     return [r for f in files for r in _read(f)]
 
 
