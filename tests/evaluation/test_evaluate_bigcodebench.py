@@ -35,6 +35,7 @@ def test_solution_samples(tmp_path):
         assert row["solution"] == sample["solution"]
         assert row["status"] in EXPECTED[sample["category"]][0], row
         assert row["passed"] == (sample["category"] == "correct")
+        assert row["tier"] == "in_process"
     by_task: dict[str, list[bool]] = {}
     for s in samples:
         by_task.setdefault(s["task_id"], []).append(s["category"] == "correct")

@@ -186,6 +186,7 @@ def result_rows(
             "status": r.status,
             "tests_passed": r.tests_passed,
             "tests_total": r.tests_total,
+            "tier": r.tier,
         }
         problem = by_id.get(s.task_id)
         if problem is not None and problem.base_tests is not None:
