@@ -1,12 +1,13 @@
 """Stdin/stdout tests, judged as CodeContests' checker does (stdlib only: runs inside the sandbox).
 
 The job's ``test_code`` is JSON: ``{"tests": [[stdin, expected_stdout], ...], "time_limit_s": T,
-"time_factor": {"python": F, "cpp": G}, "memory_bytes": M, "float_tolerance": E}``; a test's CPU limit
-is the problem's own limit T times the language's factor. The tests and the comparison stay here, in the trusted
-judge. Each test runs the submission in a fresh process started with ``posix_spawn`` (fork+exec, so
-it inherits nothing of this process's memory) that only gets its own stdin: a launcher sets the
-rlimits and the seccomp filter, then runs the Python source or execs the C++ binary. Verdicts stop at
-the first failing test, since a sample passes only when every test does.
+"time_factor": {"python": F, "cpp": G}, "memory_bytes": M, "float_tolerance": E}``; a test's CPU
+limit is the problem's own limit T times the language's factor. The tests and the comparison stay
+here, in the trusted judge. Each test runs the submission in a fresh process started with
+``posix_spawn`` (fork+exec, so it inherits nothing of this process's memory) that only gets its own
+stdin: a launcher sets the rlimits and the seccomp filter (execve left open for C++ only), then runs
+the Python source or execs the C++ binary. Verdicts stop at the first failing test, since a sample
+passes only when every test does, and at the job's wall-clock budget.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ _LAUNCHER = """
 import importlib, os, resource, sys
 root, pkg, mode, cpu, mem, fsize = sys.argv[1:7]
 os.closerange(3, 1024)
-for res, lim in ((resource.RLIMIT_AS, int(mem)), (resource.RLIMIT_CPU, int(cpu)),
-                 (resource.RLIMIT_FSIZE, int(fsize)), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 64)):
+R = resource
+for res, lim in ((R.RLIMIT_AS, int(mem)), (R.RLIMIT_CPU, int(cpu)), (R.RLIMIT_FSIZE, int(fsize)),
+                 (R.RLIMIT_CORE, 0), (R.RLIMIT_NOFILE, 64)):
     resource.setrlimit(res, (lim, lim))
 sys.path.insert(0, root)
 seccomp = importlib.import_module(pkg + ".seccomp")
@@ -44,7 +46,7 @@ seccomp.install()
 with open("prog.py", encoding="utf-8") as fh:
     source = fh.read()
 sys.argv = ["prog.py"]
-del importlib, os, resource, root, pkg, mode, cpu, mem, fsize, seccomp, fh
+del importlib, os, resource, R, res, lim, root, pkg, mode, cpu, mem, fsize, seccomp, fh
 exec(compile(source, "prog.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
 """
 
@@ -58,7 +60,7 @@ def tokens_match(output: str, expected: str, tolerance: float) -> bool:
     got, want = output.split(), expected.split()
     if len(got) != len(want):
         return False
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         if a == b:
             continue
         if tolerance <= 0:
@@ -166,6 +168,9 @@ def run_job(job: dict, child, zygote) -> dict:
     start, cpu_total = time.perf_counter(), 0.0
     mode = _prepare(job, workdir)
     for i, test in enumerate(tests):
+        if time.perf_counter() - start > job["limits"]["timeout_s"]:  # the job's own wall-clock budget
+            out["timeout"] = True
+            break
         unit, cpu = _run_one(workdir, mode, spec, job["limits"], test)
         units[i], cpu_total = unit, cpu_total + cpu
         if not unit["passed"]:
