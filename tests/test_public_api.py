@@ -26,9 +26,9 @@ PUBLIC_API = {
         "AgentsConfig", "AlgoConfig", "AlgorithmOverrides", "ArchitectureConfig", "AshaConfig", "AuditConfig",
         "CheckpointConfig", "ChoiceDimension", "ConfigError", "CurriculumConfig", "DataConfig",
         "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection",
-        "GeneratorConfig", "GraphConfig", "GridDimension", "KLConfig", "LLMConfig", "LimitsConfig",
-        "LogUniformDimension", "MixedPrecisionSection", "OptimConfig", "PhaseConfig", "PoolConfig",
-        "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig",
+        "GeneratorConfig", "GraphConfig", "GridDimension", "InProcessConfig", "KLConfig", "LLMConfig",
+        "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "OptimConfig", "PhaseConfig",
+        "PoolConfig", "PretrainConfig", "ResourceLimits", "ReviewerConfig", "RewardConfig", "RolloutConfig",
         "RolloutPolicy", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig", "ServingConfig",
         "SolveConfig", "StrictModel", "SweepConfig", "TokenizerConfig", "TrackingConfig", "TrainingConfig",
         "UniformDimension", "VerlClusterSection", "VerlConfig", "VerlRolloutSection", "WorkflowConfig",
@@ -69,6 +69,10 @@ PUBLIC_API = {
     "coding_framework.sandbox.backends": [
         "BACKENDS", "BackendUnavailable", "BwrapWorker", "DockerWorker", "Worker", "get_backend",
         "register_backend",
+    ],
+    "coding_framework.sandbox.inprocess": [
+        "InProcessSandbox", "UnittestTask", "build_command", "env_python", "from_report", "official_details",
+        "official_status",
     ],
     "coding_framework.sandbox.judge": ["wire"],
     "coding_framework.serving": [

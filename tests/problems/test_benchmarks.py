@@ -8,11 +8,14 @@ from coding_framework.problems import BENCHMARKS, ProblemLoadError, load_benchma
 
 
 def test_benchmark_names() -> None:
-    assert set(BENCHMARKS) == {"humaneval", "mbpp", "mbpp-sanitized", "builtin", "synthetic", "jsonl"}
+    assert set(BENCHMARKS) == {
+        "humaneval", "mbpp", "mbpp-sanitized", "builtin", "synthetic",
+        "bigcodebench", "codecontests", "humanevalplus", "mbppplus", "jsonl",
+    }  # fmt: skip
 
 
 def test_unknown_benchmark_and_split_errors() -> None:
-    listing = r"unknown benchmark 'apps'; valid benchmarks: \['builtin', 'humaneval'"
+    listing = r"unknown benchmark 'apps'; valid benchmarks: \['bigcodebench', 'builtin', 'codecontests'"
     with pytest.raises(ProblemLoadError, match=listing):
         load_benchmark("apps")
     with pytest.raises(ProblemLoadError, match="humaneval has no split 'train'"):

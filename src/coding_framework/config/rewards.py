@@ -40,6 +40,12 @@ class RewardConfig(StrictModel):
         "(CPU time of the same program varies by tens of percent between runs).",
     )
     clip: float = Field(1.0, gt=0, description="Every reward is clipped to [-clip, clip].")
+    allow_in_process_tier: bool = Field(
+        False,
+        description="Score verdicts of the in_process trust tier (BigCodeBench: the tests run inside the "
+        "submission's process, so a submission can forge a pass). Off: rewards raise UntrustedTierError "
+        "on such problems; turn it on only for models you trust not to tamper (docs/trust_tiers.md).",
+    )
 
     @field_validator("weights")
     @classmethod

@@ -6,6 +6,7 @@ import os
 
 from pydantic import Field
 
+from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.config.loader import StrictModel
 
 
@@ -61,6 +62,10 @@ class SandboxConfig(StrictModel):
         ge=64,
         description="Address-space limit on a `process` worker's whole tree (judge, zygote, runs); null: "
         "only the per-run limits. For tests from clients, since the judge runs tests in its own process.",
+    )
+    inprocess: InProcessConfig = Field(
+        default_factory=InProcessConfig,
+        description="The in-process tier for unittest-format tasks (BigCodeBench); see docs/trust_tiers.md.",
     )
 
     @property

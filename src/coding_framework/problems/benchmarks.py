@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coding_framework.problems._io import ProblemLoadError
+from coding_framework.problems.bigcodebench import load_bigcodebench
 from coding_framework.problems.builtin import builtin_problems
+from coding_framework.problems.codecontests import load_codecontests
+from coding_framework.problems.evalplus import load_evalplus
 from coding_framework.problems.humaneval import load_humaneval
 from coding_framework.problems.mbpp import SPLITS, load_mbpp
 from coding_framework.problems.problem import Problem
@@ -42,6 +45,29 @@ def _mbpp(variant: str) -> Loader:
 
 register_benchmark("mbpp")(_mbpp("full"))
 register_benchmark("mbpp-sanitized")(_mbpp("sanitized"))
+
+
+@register_benchmark("bigcodebench")
+def _bigcodebench(source: Source, split: str) -> list[Problem]:
+    _check_split("bigcodebench", split, ("all", "complete", "instruct"))
+    return load_bigcodebench(source, "instruct" if split == "instruct" else "complete")
+
+
+@register_benchmark("codecontests")
+def _codecontests(source: Source, split: str) -> list[Problem]:
+    return load_codecontests(source, split)
+
+
+@register_benchmark("humanevalplus")
+def _humanevalplus(source: Source, split: str) -> list[Problem]:
+    _check_split("humanevalplus", split, ("all", "test"))
+    return load_evalplus(source, "humaneval")
+
+
+@register_benchmark("mbppplus")
+def _mbppplus(source: Source, split: str) -> list[Problem]:
+    _check_split("mbppplus", split, ("all", "test"))
+    return load_evalplus(source, "mbpp")
 
 
 @register_benchmark("builtin")

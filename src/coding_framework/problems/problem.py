@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-TestFormat = Literal["check_function", "asserts"]
+TestFormat = Literal["check_function", "asserts", "unittest", "stdio", "calls"]
 Difficulty = Literal["easy", "medium", "hard"]
 
 
@@ -18,6 +18,12 @@ class Problem(BaseModel):
     - ``check_function``: HumanEval style, defines ``check(candidate)``; the grader calls it with the
       entry point.
     - ``asserts``: MBPP style, top-level statements (usually ``assert``) that name the entry point directly.
+    - ``unittest``: BigCodeBench style, a ``unittest`` ``TestCases`` class that runs in the submission's own
+      process (the in-process trust tier; see docs/trust_tiers.md).
+    - ``stdio``: CodeContests style, JSON ``{"tests": [[stdin, stdout], ...], "time_limit_s", ...}``; the
+      program reads stdin and its output is compared token-wise on the trusted side.
+    - ``calls``: EvalPlus style, Python source binding ``SPEC`` (inputs, expected outputs, tolerance, time
+      limits); the judge calls the entry point on each input and compares on the trusted side.
 
     ``prelude`` is trusted code the tests may rely on (helper functions, imports). It runs on the grader's
     trusted side, so a submission cannot redefine what the tests call.
@@ -61,6 +67,22 @@ class Problem(BaseModel):
     mutants: int = Field(0, ge=0, description="Valid mutants behind `kill_rate`; 0: not measured.")
     lineage: str | None = Field(
         None, description="task_id of the problem this one was derived from (augmentation); null: original."
+    )
+    code_prompt: str = Field(
+        "",
+        description="BigCodeBench: the task's imports and signature. Its harness (calibrated mode, the "
+        "default) runs every solution after this code with a `pass` body, so the imports are in place.",
+    )
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Wall-clock budget for grading one program against all of this problem's tests; None: "
+        "the sandbox's limits.timeout_s. Set by loaders whose tests carry their own time limits.",
+    )
+    base_tests: int | None = Field(
+        None,
+        ge=0,
+        description="EvalPlus: the first N test units are the base set, the rest the plus set.",
     )
 
     @field_validator("entry_point")

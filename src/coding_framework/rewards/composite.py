@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, get_reward
+from coding_framework.rewards.tiers import refuse_in_process
 
 
 class CompositeReward(BaseRewardFunction):
@@ -34,8 +35,10 @@ class CompositeReward(BaseRewardFunction):
         self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
     ) -> list[RewardOutput]:
         active = {name: w for name, w in self.config.weights.items() if w > 0}
+        refuse_in_process(self.config, [p for p, _ in items], results)
         if results is None:
             results = self.execute(items)
+            refuse_in_process(self.config, [p for p, _ in items], results)
         per_part = {name: self.parts[name].score_batch(items, results) for name in active}
         total = sum(active.values())
         outs = []

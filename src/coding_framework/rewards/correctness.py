@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from coding_framework.grading import ExecutionResult
 from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, register_reward
+from coding_framework.rewards.tiers import refuse_in_process
 
 
 @register_reward("correctness")
@@ -15,7 +16,10 @@ class CorrectnessReward(BaseRewardFunction):
     def score_batch(
         self, items: Sequence[Item], results: Sequence[ExecutionResult] | None = None
     ) -> list[RewardOutput]:
-        results = list(results) if results is not None else self.execute(items)
+        refuse_in_process(self.config, [p for p, _ in items], results)
+        if results is None:
+            results = self.execute(items)
+            refuse_in_process(self.config, [p for p, _ in items], results)
         outs = []
         for res in results:
             raw = float(res.passed) if self.config.correctness_mode == "binary" else res.pass_fraction

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 Status = Literal["passed", "failed", "error", "timeout", "memory", "crashed"]
+Tier = Literal["hardened", "in_process"]
 
 
 class TestOutcome(BaseModel):
@@ -43,6 +44,12 @@ class ExecutionResult(BaseModel):
     timed_out: bool = False
     memory_exceeded: bool = False
     isolation: dict[str, Any] = Field(default_factory=dict)
+    tier: Tier = Field(
+        "hardened",
+        description="Trust tier of the verdict (docs/trust_tiers.md). hardened: the tests ran outside the "
+        "submission's process; in_process: in it, as BigCodeBench's harness runs them, so the submission "
+        "could have forged it. Training rewards refuse in_process unless RewardConfig allows it.",
+    )
 
     @property
     def pass_fraction(self) -> float:

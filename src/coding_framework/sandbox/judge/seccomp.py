@@ -38,6 +38,7 @@ _DENY_EPERM = {
     246: "kexec_load",
 }
 _CLONE, _CLONE3 = 56, 435
+_EXEC = {59, 322}
 
 _LD_W_ABS, _JEQ_K, _JSET_K, _RET_K = 0x20, 0x15, 0x45, 0x06
 
@@ -46,8 +47,8 @@ def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def _program() -> bytes:
-    deny = sorted(_DENY_EPERM)
+def _program(allow_exec: bool = False) -> bytes:
+    deny = sorted(nr for nr in _DENY_EPERM if not (allow_exec and nr in _EXEC))
     prog = [
         _ins(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
         _ins(_JEQ_K, 1, 0, _AUDIT_ARCH_X86_64),
@@ -76,20 +77,26 @@ class _SockFprog(ctypes.Structure):
 
 
 # Built once when the zygote imports this module, so installing in each child costs two prctl calls.
-_SUPPORTED = platform.machine() in ("x86_64", "AMD64")
+_SUPPORTED = SUPPORTED = platform.machine() in ("x86_64", "AMD64")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _PROG = _program()
 _BUF = ctypes.create_string_buffer(_PROG, len(_PROG))
 _FPROG = _SockFprog(len(_PROG) // 8, ctypes.cast(_BUF, ctypes.c_void_p))
 
 
-def install() -> bool:
-    """Install the filter on the calling process (irreversible). Returns False where unsupported."""
+def install(allow_exec: bool = False) -> bool:
+    """Install the filter on the calling process (irreversible). Returns False where unsupported.
+
+    ``allow_exec`` keeps execve open (only) so a launcher can exec a compiled stdin/stdout program
+    under the filter; everything else stays denied."""
     if not _SUPPORTED:
         return False
+    prog = _program(allow_exec=True) if allow_exec else _PROG
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p)) if allow_exec else _FPROG
     if _LIBC.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    if _LIBC.prctl(22, 2, ctypes.byref(_FPROG), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    if _LIBC.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
     return True
 

@@ -20,7 +20,7 @@ import socket
 import struct
 import time
 
-from . import instrument, seccomp, untrusted, wire
+from . import calls, instrument, seccomp, stdio, untrusted, wire
 
 TMP_ROOT = os.environ.get("CF_JUDGE_TMP", "/tmp")
 _BUILTIN_EXC = {
@@ -232,6 +232,8 @@ def _zygote_main(sock: socket.socket) -> None:
 
 
 def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
+    if job["test_format"] == "stdio":  # stdin/stdout tests need a fresh process per test
+        return stdio.run_job(job, child, zygote)
     limits = job["limits"]
     workdir = os.path.join(TMP_ROOT, "run")
     os.makedirs(workdir, mode=0o700, exist_ok=True)
@@ -245,7 +247,7 @@ def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
             out["error"] = reply["error"][:2]
         else:
             out["loaded"], out["seccomp"] = True, reply.get("seccomp", False)
-            _run_tests(job, child, out)
+            (calls.run_tests if job["test_format"] == "calls" else _run_tests)(job, child, out)
     except JudgeTimeout:
         out["timeout"] = True
     except SubmissionGone as exc:
