@@ -66,13 +66,14 @@ def run_ours(path: Path, grader: Grader, problems) -> tuple[float, list[bool], d
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the infinite-loop comparison")
+    ap.add_argument("--backend", default="process", help="our sandbox backend: process (bwrap) or docker")
     args = ap.parse_args()
     rows = load_rows()
     problems = load_humaneval()
-    report: dict = {"machine_cores": __import__("os").cpu_count()}
+    report: dict = {"machine_cores": __import__("os").cpu_count(), "backend": args.backend}
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Grader(SandboxConfig(limits=ResourceLimits(timeout_s=3.0))) as grader,
+        Grader(SandboxConfig(backend=args.backend, limits=ResourceLimits(timeout_s=3.0))) as grader,
     ):
         grader.sandbox.warmup()
         tmpdir = Path(tmp)
