@@ -32,6 +32,12 @@ class FaultyWorker(BwrapWorker):
     deaths_left: ClassVar[int] = 0
     freeze_marked: ClassVar[bool] = False
     starts: ClassVar[int] = 0
+    engine_gone: ClassVar[bool] = False
+
+    def __init__(self, config: SandboxConfig) -> None:
+        if type(self).engine_gone:
+            raise BackendUnavailable("the engine stopped answering")
+        super().__init__(config)
 
     def start(self, timeout_s: float) -> None:
         type(self).starts += 1
@@ -67,6 +73,7 @@ def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FaultyWorker]]:
     register_backend("faulty")(FaultyWorker)
     FaultyWorker.failing_starts, FaultyWorker.always_fail_start = 0, False
     FaultyWorker.deaths_left, FaultyWorker.freeze_marked, FaultyWorker.starts = 0, False, 0
+    FaultyWorker.engine_gone = False
     yield FaultyWorker
     del BACKENDS["faulty"]
 
@@ -103,6 +110,17 @@ def test_starts_failing_later_give_that_job_an_infrastructure_error(faulty: type
     assert lost.error_type == "SandboxInfrastructureError"
     assert "no sandbox worker could be started" in (lost.error_message or "")
     assert after.passed, "the pool carries on once workers start again"
+
+
+def test_an_engine_that_goes_away_mid_evaluation_costs_jobs_not_the_evaluation(
+    faulty: type[FaultyWorker],
+) -> None:
+    with _sandbox(workers=2) as sb:
+        assert sb.run(HONEST).passed
+        faulty.engine_gone, faulty.deaths_left = True, 1
+        lost = sb.run(HONEST)
+    assert lost.error_type == "SandboxInfrastructureError"
+    assert "the engine stopped answering" in (lost.error_message or "")
 
 
 def test_a_worker_killed_from_outside_mid_job_is_regraded(faulty: type[FaultyWorker]) -> None:

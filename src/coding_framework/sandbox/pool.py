@@ -9,7 +9,8 @@ One worker's failure never aborts an evaluation. The rules, per job:
    start raises a plain :class:`BackendUnavailable`. Nothing is retried; the error propagates with the
    backend's one-line reason.
 2. **A worker does not come up** (:class:`WorkerStartFailed`: it exited during start-up, or sent no
-   hello before ``START_TIMEOUT_S``): it is started again, up to ``START_ATTEMPTS`` times with
+   hello before ``START_TIMEOUT_S``; or any BackendUnavailable once this pool has had a worker up, such
+   as an engine that stopped answering for a while): it is started again, up to ``START_ATTEMPTS`` times with
    exponential backoff (``BACKOFF_S``, doubling). If every attempt fails and this pool has never had a
    worker up, the backend is taken as unusable: a BackendUnavailable is raised, and every later job
    raises it at once (fail fast). Once a worker has been up, the failure is the infrastructure's,
@@ -108,16 +109,18 @@ class Sandbox:
         for attempt in range(1, START_ATTEMPTS + 1):
             if self._unusable is not None:
                 raise self._unusable
-            worker = self._backend(self.config)
             try:
+                worker = self._backend(self.config)
                 worker.start(START_TIMEOUT_S)
-            except WorkerStartFailed as exc:
+            except BackendUnavailable as exc:
+                if not (self._ever_started or isinstance(exc, WorkerStartFailed)):
+                    raise  # rule 1: the backend cannot run here at all
                 log.warning("sandbox.worker_start_failed", attempt=attempt, error=str(exc))
                 if attempt == START_ATTEMPTS:
                     if not self._ever_started:
                         self._unusable = BackendUnavailable(f"{exc} ({START_ATTEMPTS} attempts)")
                         raise self._unusable from None
-                    raise
+                    raise WorkerStartFailed(str(exc)) from None
                 time.sleep(delay)
                 delay *= 2
             else:

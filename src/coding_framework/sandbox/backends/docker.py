@@ -25,6 +25,8 @@ from coding_framework.sandbox.backends.base import (
 )
 
 _HEADER = struct.Struct(">BxxxI")
+# Engine API calls (create, start, remove) take seconds on a loaded machine; 10 s timed out at load ~48.
+ENGINE_TIMEOUT_S = 120
 # The engine always sets PATH (and HOME) in a container; the judge starts with an empty environment,
 # as under bwrap's --clearenv, wherever the image keeps its python3.
 _CLEAN_ENV_BOOT = 'exec /usr/bin/env -i PYTHONDONTWRITEBYTECODE=1 "$(command -v python3)" -I -S -c "$1"'
@@ -40,7 +42,7 @@ def docker_client() -> Any:
     except ImportError as exc:
         raise BackendUnavailable("the docker backend needs the `docker` package: pip install docker") from exc
     try:
-        client = docker.from_env(timeout=10)
+        client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
         client.ping()
     except Exception as exc:  # the SDK raises several unrelated types when no engine answers
         raise BackendUnavailable(f"the docker backend needs a running Docker engine: {exc}") from None
@@ -71,7 +73,11 @@ class DockerWorker(Worker):
         loaded machine, many workers starting at once); the worker then waited out the whole deadline.
         """
         import docker.errors
+        import requests
 
+        # A failed or timed-out engine call is one worker not coming up (the pool retries it); only a
+        # missing image means the backend cannot run here.
+        engine_failures = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
         try:
             self._container = self._client.containers.create(
                 self.config.docker_image, _boot_command(), **self._container_options()
@@ -81,13 +87,13 @@ class DockerWorker(Worker):
                 f"the docker image {self.config.docker_image!r} is not in the engine: pull it, or build "
                 "it offline with scripts/docker_engine.sh start"
             ) from None
-        except docker.errors.APIError as exc:
+        except engine_failures as exc:
             raise WorkerStartFailed(f"the engine could not create a container: {exc}") from None
         try:
             attached = self._container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
             self._sock = getattr(attached, "_sock", attached)
             self._container.start()
-        except docker.errors.APIError as exc:
+        except engine_failures as exc:
             self.kill()
             raise WorkerStartFailed(f"the engine could not start the container: {exc}") from None
         self._expect_ready(timeout_s)
