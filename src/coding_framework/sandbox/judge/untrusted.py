@@ -84,7 +84,7 @@ def _call(ns: dict, handles: list, msg: dict) -> dict:
 
 def serve(sock) -> None:
     """Entry point of the forked child. Never returns."""
-    read = wire.exact_reader(sock.recv)
+    read = wire.buffered_reader(sock.recv)
     try:
         load = wire.recv_frame(read, 1 << 28)
         if load is None:
