@@ -251,7 +251,9 @@ def _zygote_main(sock: socket.socket) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(2, 1)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    # Dispositions the children inherit: the defaults, as in a fresh process.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             __import__(name)
@@ -339,7 +341,10 @@ def main() -> None:
     os.dup2(2, 1)
     seccomp.set_undumpable()
     signal.signal(signal.SIGALRM, _on_alarm)
-    gc.freeze()  # later collections only scan what a job allocated
+    # Later collections only scan what jobs allocated. The children come from the zygote, which never
+    # holds a job, so the judge's own garbage needs no collection after each job: the automatic
+    # collector suffices.
+    gc.freeze()
 
     read_exact = wire.exact_reader(proto_in.read)
     wire.send_frame(proto_out.write, {"ready": True, "pid": os.getpid()})
@@ -352,8 +357,6 @@ def main() -> None:
         _clean_tmp(WORKDIR)
         result["id"] = job.get("id")
         wire.send_frame(proto_out.write, result)
-        del job, result
-        gc.collect()
 
 
 if __name__ == "__main__":

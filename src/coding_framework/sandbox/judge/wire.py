@@ -237,8 +237,11 @@ def buffered_reader(recv, chunk: int = 1 << 16):
     return read_exact
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # json.dumps would build one per call
+
+
 def send_frame(write, obj) -> None:
-    data = json.dumps(obj, separators=(",", ":")).encode()
+    data = _ENCODER.encode(obj).encode()
     write(_LEN.pack(len(data)) + data)
 
 
