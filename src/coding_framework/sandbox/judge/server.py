@@ -213,7 +213,10 @@ class Zygote:
         data = self.sock.recv(self._STATUS.size, socket.MSG_WAITALL)
         if len(data) != self._STATUS.size:
             raise RuntimeError("zygote exited")
-        self._next = self._receive_child()
+        try:
+            self._next = self._receive_child()
+        except (OSError, RuntimeError):  # this job's report still goes out; the next spawn() fails instead
+            self._next = None
         return self._STATUS.unpack(data)
 
 
@@ -307,6 +310,18 @@ def run_job(job: dict, child: Child, zygote: Zygote) -> dict:
 _RUN_FILES = frozenset({"stdout.txt", "stderr.txt"})
 
 
+def _grant_access(top: str) -> None:
+    """Give back write and search permission on every directory under ``top``, which a run may take away."""
+    with contextlib.suppress(OSError):
+        os.chmod(top, 0o700)
+    for root, dirs, _files in os.walk(top):
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+
+
 def _clean_tmp(workdir: str) -> None:
     """Leave the private /tmp empty but for the run directory, which no later run inherits files from.
 
@@ -315,7 +330,7 @@ def _clean_tmp(workdir: str) -> None:
     try:
         with os.scandir(TMP_ROOT) as top:
             entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in top]
-        if entries == [(os.path.basename(workdir), True)]:
+        if entries == [(os.path.basename(workdir), True)] and os.stat(workdir).st_mode & 0o777 == 0o700:
             with os.scandir(workdir) as run:
                 files = [(e.name, e.is_file(follow_symlinks=False)) for e in run]
             if all(name in _RUN_FILES and regular for name, regular in files):
@@ -327,6 +342,7 @@ def _clean_tmp(workdir: str) -> None:
     for name in os.listdir(TMP_ROOT):
         path = os.path.join(TMP_ROOT, name)
         if os.path.isdir(path) and not os.path.islink(path):
+            _grant_access(path)
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):  # removed meanwhile
