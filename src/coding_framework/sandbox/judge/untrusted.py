@@ -6,10 +6,12 @@ encodings of what it computed; whatever it does to its own interpreter stays in 
 
 from __future__ import annotations
 
+import io
 import os
 import resource
 import sys
 import traceback
+from typing import cast
 
 from . import seccomp, wire
 
@@ -30,9 +32,10 @@ def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
     # The interpreter's own stream objects now write to the files above. Reusing them (the zygote never
     # read or wrote them, so their buffers are empty) costs far fewer copy-on-write page faults than
     # building new ones. Line buffering keeps output written before a kill.
-    sys.stdin.reconfigure(errors="strict")
-    sys.stdout.reconfigure(errors="strict", line_buffering=True)
-    sys.stderr.reconfigure(errors="strict", line_buffering=True)
+    stdin, stdout, stderr = cast("list[io.TextIOWrapper]", [sys.stdin, sys.stdout, sys.stderr])
+    stdin.reconfigure(errors="strict")
+    stdout.reconfigure(errors="strict", line_buffering=True)
+    stderr.reconfigure(errors="strict", line_buffering=True)
     mem = limits["memory_mb"] << 20
     cpu = int(limits["cpu_s"]) + 1
     fsize = limits["file_size_mb"] << 20
