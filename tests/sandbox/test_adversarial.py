@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.config.sandbox import ResourceLimits
-from coding_framework.sandbox import Job
+from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.sandbox import Job, Sandbox
 from tests.sandbox.adversarial_corpus import ATTACKS, TOY_ASSERTS, TOY_CHECK, TOY_PROMPT
 
 LIMITS = ResourceLimits(timeout_s=3.0, memory_mb=512)
@@ -141,3 +141,23 @@ def test_host_process_survives_kill_everything(sandbox, host_env):
     assert not result.passed
     assert host_env["sentinel"].poll() is None
     assert os.getpid() > 0
+
+
+def test_a_run_that_locks_its_tmp_dirs_spoils_no_later_run():
+    """The judge keeps /tmp/run between runs when it is untouched; a run that takes away its permissions
+    (or leaves a locked directory behind) must not make the next, honest run on that worker fail."""
+    lock = (
+        "import os\nos.makedirs('/tmp/run/locked/deep')\nopen('/tmp/run/locked/deep/f', 'w').write('x')\n"
+        "os.chmod('/tmp/run/locked/deep', 0)\nos.chmod('/tmp/run/locked', 0)\nos.chmod('/tmp/run', 0o500)\n"
+        "def add(a, b):\n    return a + b\n"
+    )
+    honest = (
+        "import os\ndef add(a, b):\n"
+        "    return a + b if sorted(os.listdir('/tmp/run')) == ['stderr.txt', 'stdout.txt'] else None\n"
+    )
+    with Sandbox(SandboxConfig(workers=1)) as sandbox:
+        jobs = [
+            Job(program=p, test_code=TOY_ASSERTS, entry_point="add", limits=LIMITS) for p in (lock, honest)
+        ]
+        results = [sandbox.run(job) for job in jobs + jobs[1:]]
+    assert [r.passed for r in results] == [True, True, True], [r.summary for r in results]

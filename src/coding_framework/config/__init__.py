@@ -22,7 +22,7 @@ from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.config.sandbox import LimitLearningConfig, ResourceLimits, SandboxConfig
 from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig, SolveConfig
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
 from coding_framework.config.sweep import (
@@ -77,6 +77,7 @@ __all__ = [
     "InProcessConfig",
     "KLConfig",
     "LLMConfig",
+    "LimitLearningConfig",
     "LimitsConfig",
     "LogUniformDimension",
     "MixedPrecisionSection",

@@ -36,6 +36,32 @@ class ResourceLimits(StrictModel):
         return self.cpu_s if self.cpu_s is not None else self.timeout_s + 1.0
 
 
+class LimitLearningConfig(StrictModel):
+    """Per-problem limits learned from honest runtimes (`grading.limits.LimitLearner`), never above `limits`.
+
+    Off by default: a learned limit is tighter than the configured one, so it changes which slow but
+    correct programs pass; published scores stay comparable with harnesses that use one flat timeout.
+    Turn it on for training rewards, where sandbox time spent waiting on timeouts is the cost.
+    """
+
+    enabled: bool = Field(False, description="Grade each problem under its learned limits.")
+    repetitions: int = Field(
+        3, ge=1, le=20, description="Runs of each reference solution, under the ceilings, before a problem's "
+        "limits are set (once per problem per Grader)."
+    )
+    time_margin: float = Field(
+        4.0, ge=1.0, description="Learned timeout = time_margin x the slowest honest run seen + time_slack_s."
+    )
+    time_slack_s: float = Field(0.5, ge=0, description="Seconds added to every learned timeout.")
+    time_floor_s: float = Field(
+        1.0, gt=0, description="No learned timeout is shorter (start-up and scheduling noise under load)."
+    )
+    memory_floor_mb: int = Field(
+        256, ge=32, description="Memory cap tried for each problem: kept when every reference run passes "
+        "under it, otherwise the problem keeps `limits.memory_mb`."
+    )
+
+
 class SandboxConfig(StrictModel):
     """How and where untrusted code runs."""
 
@@ -57,6 +83,7 @@ class SandboxConfig(StrictModel):
     recycle_after: int = Field(
         500, ge=1, description="Restart a worker after this many runs, so no state builds up in a long job."
     )
+    limit_learning: LimitLearningConfig = Field(default_factory=LimitLearningConfig)
     judge_memory_mb: int | None = Field(
         None,
         ge=64,

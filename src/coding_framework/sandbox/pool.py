@@ -2,11 +2,35 @@
 
 The host process only writes job frames to long-lived workers and reads reports back: launching a
 run costs a pipe round trip, and the training process itself is never forked.
+
+One worker's failure never aborts an evaluation. The rules, per job:
+
+1. **The backend cannot exist** (no engine, no bwrap binary, no image): the worker's constructor or
+   start raises a plain :class:`BackendUnavailable`. Nothing is retried; the error propagates with the
+   backend's one-line reason.
+2. **A worker does not come up** (:class:`WorkerStartFailed`: it exited during start-up, or sent no
+   hello before ``START_TIMEOUT_S``; or any BackendUnavailable once this pool has had a worker up, such
+   as an engine that stopped answering for a while): it is started again, up to ``START_ATTEMPTS`` times with
+   exponential backoff (``BACKOFF_S``, doubling). If every attempt fails and this pool has never had a
+   worker up, the backend is taken as unusable: a BackendUnavailable is raised, and every later job
+   raises it at once (fail fast). Once a worker has been up, the failure is the infrastructure's,
+   not the job's: that job alone gets an infrastructure-error result (status ``error``, error_type
+   ``SandboxInfrastructureError``, never passed), and the pool carries on.
+3. **A worker dies or stops answering during a job** (:class:`WorkerDied`, :class:`WorkerTimeout`):
+   the judge normally survives anything a submission does (it reports a killed submission itself), so
+   this is either infrastructure (engine, OOM killer, host load) or a submission that took the whole
+   worker down. The job is regraded once on a *freshly started* worker; its successful hello proves
+   the infrastructure works at that moment. If the regrade returns a report, that report is the
+   verdict. If the regrade kills or hangs the fresh worker too, the submission did it, and that is
+   its verdict: ``crashed`` (``SandboxWorkerDied``) or ``timeout``. A job therefore costs at most two
+   runs, never loops, and never turns a submission's own crash into an infrastructure error; if the
+   fresh worker cannot be started (rule 2), the job gets the infrastructure error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 import time
@@ -16,13 +40,22 @@ from concurrent.futures import ThreadPoolExecutor
 from coding_framework.config.sandbox import SandboxConfig
 from coding_framework.logs import get_logger
 from coding_framework.sandbox.backends import get_backend
-from coding_framework.sandbox.backends.base import Worker, WorkerDied, WorkerTimeout
+from coding_framework.sandbox.backends.base import (
+    BackendUnavailable,
+    Worker,
+    WorkerDied,
+    WorkerStartFailed,
+    WorkerTimeout,
+)
 from coding_framework.sandbox.job import Job
 from coding_framework.sandbox.result import ExecutionResult, from_judge
 
 log = get_logger(__name__)
 START_TIMEOUT_S = 30.0
+START_ATTEMPTS = 3
+BACKOFF_S = 0.5
 HOST_GRACE_S = 5.0
+INFRASTRUCTURE_ERROR = "SandboxInfrastructureError"
 
 
 class _Slot:
@@ -48,6 +81,8 @@ class Sandbox:
         self._executor = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="sandbox")
         self._closed = False
         self._lock = threading.Lock()
+        self._ever_started = False
+        self._unusable: BackendUnavailable | None = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -56,20 +91,47 @@ class Sandbox:
         self.close()
 
     def warmup(self, n: int | None = None) -> None:
-        """Start up to ``n`` workers now rather than on first use."""
+        """Start up to ``n`` workers now rather than on first use (one that fails is started on use)."""
         slots = [self._idle.get() for _ in range(min(n or self.size, self.size))]
         try:
-            list(self._executor.map(self._ensure_started, slots))
+            list(self._executor.map(self._start_quietly, slots))
         finally:
             for slot in slots:
                 self._idle.put(slot)
 
-    def _ensure_started(self, slot: _Slot) -> Worker:
-        if slot.worker is None:
-            worker = self._backend(self.config)
-            worker.start(START_TIMEOUT_S)
-            slot.worker, slot.jobs = worker, 0
-        return slot.worker
+    def _ensure_started(self, slot: _Slot, fresh: bool = False) -> Worker:
+        """The slot's worker, started (again, when ``fresh``) with backoff; see the module's rule 2."""
+        if fresh:
+            self._retire(slot)
+        if slot.worker is not None:
+            return slot.worker
+        delay = BACKOFF_S
+        for attempt in range(1, START_ATTEMPTS + 1):
+            if self._unusable is not None:
+                raise self._unusable
+            try:
+                worker = self._backend(self.config)
+                worker.start(START_TIMEOUT_S)
+            except BackendUnavailable as exc:
+                if not (self._ever_started or isinstance(exc, WorkerStartFailed)):
+                    raise  # rule 1: the backend cannot run here at all
+                log.warning("sandbox.worker_start_failed", attempt=attempt, error=str(exc))
+                if attempt == START_ATTEMPTS:
+                    if not self._ever_started:
+                        self._unusable = BackendUnavailable(f"{exc} ({START_ATTEMPTS} attempts)")
+                        raise self._unusable from None
+                    raise WorkerStartFailed(str(exc)) from None
+                time.sleep(delay)
+                delay *= 2
+            else:
+                self._ever_started = True
+                slot.worker, slot.jobs = worker, 0
+                return worker
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _start_quietly(self, slot: _Slot) -> None:
+        with contextlib.suppress(WorkerStartFailed):
+            self._ensure_started(slot)
 
     def _retire(self, slot: _Slot) -> None:
         if slot.worker is not None:
@@ -77,40 +139,35 @@ class Sandbox:
             slot.worker = None
 
     def run(self, job: Job) -> ExecutionResult:
+        """Run one job; see the module docstring for what happens when a worker fails."""
         if self._closed:
             raise RuntimeError("this Sandbox is closed")
-        limits = job.limits or self.config.limits
-        slot = self._idle.get()
-        try:
-            worker = self._ensure_started(slot)
-            started = time.perf_counter()
+        started = time.perf_counter()
+        lost: WorkerDied | WorkerTimeout | None = None
+        for regrade in (False, True):
+            slot = self._idle.get()
             try:
-                raw = worker.request(job.to_wire(self.config.limits), limits.timeout_s + HOST_GRACE_S)
-            except WorkerTimeout:
-                self._retire(slot)
-                return ExecutionResult(
-                    passed=False,
-                    status="timeout",
-                    timed_out=True,
-                    error_type="Timeout",
-                    error_message="the sandbox worker stopped answering",
-                    duration_s=time.perf_counter() - started,
-                )
-            except WorkerDied as exc:
-                self._retire(slot)
-                return ExecutionResult(
-                    passed=False,
-                    status="crashed",
-                    error_type="SandboxWorkerDied",
-                    error_message=str(exc),
-                    duration_s=time.perf_counter() - started,
-                )
-            slot.jobs += 1
-            if slot.jobs >= self.config.recycle_after:
-                self._retire(slot)
-            return from_judge(raw, worker.isolation)
-        finally:
-            self._idle.put(slot)
+                try:
+                    worker = self._ensure_started(slot, fresh=regrade)
+                except WorkerStartFailed as exc:
+                    return _infrastructure_error(f"no sandbox worker could be started: {exc}", started)
+                try:
+                    raw = worker.request(job.to_wire(self.config.limits), self._host_deadline(job))
+                except (WorkerDied, WorkerTimeout) as exc:
+                    self._retire(slot)
+                    log.warning("sandbox.worker_lost", regrade=regrade, error=str(exc))
+                    lost = exc
+                    continue
+                slot.jobs += 1
+                if slot.jobs >= self.config.recycle_after:
+                    self._retire(slot)
+                return from_judge(raw, worker.isolation)
+            finally:
+                self._idle.put(slot)
+        return _lost_worker_verdict(lost, started)
+
+    def _host_deadline(self, job: Job) -> float:
+        return (job.limits or self.config.limits).timeout_s + HOST_GRACE_S
 
     def run_many(self, jobs: Sequence[Job], progress: bool | str = False) -> list[ExecutionResult]:
         """Run all jobs concurrently; results come back in input order."""
@@ -147,3 +204,34 @@ def _as_completed(futures):
     from concurrent.futures import as_completed
 
     return as_completed(futures)
+
+
+def _infrastructure_error(message: str, started: float) -> ExecutionResult:
+    return ExecutionResult(
+        passed=False,
+        status="error",
+        error_type=INFRASTRUCTURE_ERROR,
+        error_message=message,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def _lost_worker_verdict(exc: WorkerDied | WorkerTimeout | None, started: float) -> ExecutionResult:
+    """The verdict for a job that took down two workers in a row, the second one freshly started."""
+    elapsed = time.perf_counter() - started
+    if isinstance(exc, WorkerTimeout):
+        return ExecutionResult(
+            passed=False,
+            status="timeout",
+            timed_out=True,
+            error_type="Timeout",
+            error_message="the sandbox worker stopped answering",
+            duration_s=elapsed,
+        )
+    return ExecutionResult(
+        passed=False,
+        status="crashed",
+        error_type="SandboxWorkerDied",
+        error_message=f"the submission took down its sandbox worker twice: {exc}",
+        duration_s=elapsed,
+    )

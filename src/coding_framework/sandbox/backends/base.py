@@ -23,6 +23,14 @@ class BackendUnavailable(RuntimeError):
     """The chosen backend cannot run here; the message says why and what to do."""
 
 
+class WorkerStartFailed(BackendUnavailable):
+    """One worker did not come up this time (exited during start-up, or no hello before the deadline).
+
+    The backend itself exists, so the pool retries with backoff; a BackendUnavailable that is not a
+    WorkerStartFailed means the backend cannot run here at all and is not retried.
+    """
+
+
 class WorkerDied(RuntimeError):
     """The worker exited or stopped answering."""
 
@@ -75,7 +83,7 @@ class Worker(ABC):
         if not (isinstance(hello, dict) and hello.get("ready")):
             detail = self.diagnostics()
             self.kill()
-            raise BackendUnavailable(
+            raise WorkerStartFailed(
                 f"sandbox worker failed to start ({reason}){': ' + detail if detail else ''}"
             )
 

@@ -19,11 +19,21 @@ from coding_framework.sandbox.backends.base import (
     JUDGE_DIR,
     BackendUnavailable,
     Worker,
+    WorkerStartFailed,
     WorkerTimeout,
     register_backend,
 )
 
 _HEADER = struct.Struct(">BxxxI")
+# Engine API calls (create, start, remove) take seconds on a loaded machine; 10 s timed out at load ~48.
+ENGINE_TIMEOUT_S = 120
+# The engine always sets PATH (and HOME) in a container; the judge starts with an empty environment,
+# as under bwrap's --clearenv, wherever the image keeps its python3.
+_CLEAN_ENV_BOOT = 'exec /usr/bin/env -i PYTHONDONTWRITEBYTECODE=1 "$(command -v python3)" -I -S -c "$1"'
+
+
+def _boot_command() -> list[str]:
+    return ["/bin/sh", "-c", _CLEAN_ENV_BOOT, "sh", JUDGE_BOOT]
 
 
 def docker_client() -> Any:
@@ -32,7 +42,7 @@ def docker_client() -> Any:
     except ImportError as exc:
         raise BackendUnavailable("the docker backend needs the `docker` package: pip install docker") from exc
     try:
-        client = docker.from_env(timeout=10)
+        client = docker.from_env(timeout=ENGINE_TIMEOUT_S)
         client.ping()
     except Exception as exc:  # the SDK raises several unrelated types when no engine answers
         raise BackendUnavailable(f"the docker backend needs a running Docker engine: {exc}") from None
@@ -56,28 +66,54 @@ class DockerWorker(Worker):
         self._pending = b""
 
     def start(self, timeout_s: float) -> None:
-        limits = self.config.limits
-        self._container = self._client.containers.run(
-            self.config.docker_image,
-            ["python3", "-I", "-S", "-c", JUDGE_BOOT],
-            detach=True,
-            stdin_open=True,
-            auto_remove=True,
-            network_disabled=True,
-            read_only=True,
-            user="65534:65534",
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            pids_limit=64,
-            mem_limit=f"{limits.memory_mb + 256}m",
-            tmpfs={"/tmp": f"size={limits.tmp_size_mb}m,mode=1777"},
-            volumes={str(JUDGE_DIR): {"bind": "/sandbox/judge", "mode": "ro"}},
-            environment={"PYTHONDONTWRITEBYTECODE": "1"},
-            working_dir="/tmp",
-        )
-        attached = self._container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
-        self._sock = getattr(attached, "_sock", attached)
+        """Create, attach, then start: the judge's hello is sent once, the moment it is up.
+
+        Attaching after the start (``containers.run`` then ``attach_socket``) loses the hello whenever
+        the judge boots before the attach lands, which happens when the host's threads are slow (a
+        loaded machine, many workers starting at once); the worker then waited out the whole deadline.
+        """
+        import docker.errors
+        import requests
+
+        # A failed or timed-out engine call is one worker not coming up (the pool retries it); only a
+        # missing image means the backend cannot run here.
+        engine_failures = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+        try:
+            self._container = self._client.containers.create(
+                self.config.docker_image, _boot_command(), **self._container_options()
+            )
+        except docker.errors.ImageNotFound:
+            raise BackendUnavailable(
+                f"the docker image {self.config.docker_image!r} is not in the engine: pull it, or build "
+                "it offline with scripts/docker_engine.sh start"
+            ) from None
+        except engine_failures as exc:
+            raise WorkerStartFailed(f"the engine could not create a container: {exc}") from None
+        try:
+            attached = self._container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
+            self._sock = getattr(attached, "_sock", attached)
+            self._container.start()
+        except engine_failures as exc:
+            self.kill()
+            raise WorkerStartFailed(f"the engine could not start the container: {exc}") from None
         self._expect_ready(timeout_s)
+
+    def _container_options(self) -> dict[str, Any]:
+        limits = self.config.limits
+        return {
+            "stdin_open": True,
+            "auto_remove": True,
+            "network_disabled": True,
+            "read_only": True,
+            "user": "65534:65534",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": 64,
+            "mem_limit": f"{limits.memory_mb + 256}m",
+            "tmpfs": {"/tmp": f"size={limits.tmp_size_mb}m,mode=1777"},
+            "volumes": {str(JUDGE_DIR): {"bind": "/sandbox/judge", "mode": "ro"}},
+            "working_dir": "/tmp",
+        }
 
     def diagnostics(self) -> str:
         try:
@@ -128,6 +164,6 @@ class DockerWorker(Worker):
             self._sock.close()
             self._sock = None
         if self._container is not None:
-            with contextlib.suppress(Exception):  # already gone: nothing left to kill
-                self._container.kill()
+            with contextlib.suppress(Exception):  # already gone: nothing left to remove
+                self._container.remove(force=True)
             self._container = None

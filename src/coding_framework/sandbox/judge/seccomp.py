@@ -76,12 +76,17 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-# Built once when the zygote imports this module, so installing in each child costs two prctl calls.
+# Built once when the zygote imports this module, so installing in each child costs two prctl calls
+# with prepared arguments.
 _SUPPORTED = SUPPORTED = platform.machine() in ("x86_64", "AMD64")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _PROG = _program()
 _BUF = ctypes.create_string_buffer(_PROG, len(_PROG))
 _FPROG = _SockFprog(len(_PROG) // 8, ctypes.cast(_BUF, ctypes.c_void_p))
+_FPROG_ADDR = ctypes.addressof(_FPROG)
+_PRCTL = _LIBC.prctl
+_PRCTL.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+_PRCTL.restype = ctypes.c_int
 
 
 def install(allow_exec: bool = False) -> bool:
@@ -91,16 +96,20 @@ def install(allow_exec: bool = False) -> bool:
     under the filter; everything else stays denied."""
     if not _SUPPORTED:
         return False
-    prog = _program(allow_exec=True) if allow_exec else _PROG
-    buf = ctypes.create_string_buffer(prog, len(prog))
-    fprog = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p)) if allow_exec else _FPROG
-    if _LIBC.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    if allow_exec:
+        prog = _program(allow_exec=True)
+        buf = ctypes.create_string_buffer(prog, len(prog))
+        fprog = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))  # alive until installed
+        fprog_addr = ctypes.addressof(fprog)
+    else:
+        fprog_addr = _FPROG_ADDR
+    if _PRCTL(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    if _LIBC.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    if _PRCTL(22, 2, fprog_addr, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
     return True
 
 
 def set_undumpable() -> None:
     """Stop same-uid processes (the untrusted one) from ptracing or reading this process's memory."""
-    _LIBC.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    _PRCTL(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0

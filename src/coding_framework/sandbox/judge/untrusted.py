@@ -6,12 +6,12 @@ encodings of what it computed; whatever it does to its own interpreter stays in 
 
 from __future__ import annotations
 
+import io
 import os
 import resource
-import signal
 import sys
-import time
 import traceback
+from typing import cast
 
 from . import seccomp, wire
 
@@ -29,12 +29,13 @@ def _confine(sock_fd: int, workdir: str, limits: dict) -> None:
     os.dup2(err, 2)
     os.closerange(3, sock_fd)
     os.closerange(sock_fd + 1, MAX_FD)
-    # The new standard streams live as long as the process: no with-block can own them.
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
-        signal.signal(sig, signal.SIG_DFL)
+    # The interpreter's own stream objects now write to the files above. Reusing them (the zygote never
+    # read or wrote them, so their buffers are empty) costs far fewer copy-on-write page faults than
+    # building new ones. Line buffering keeps output written before a kill.
+    stdin, stdout, stderr = cast("list[io.TextIOWrapper]", [sys.stdin, sys.stdout, sys.stderr])
+    stdin.reconfigure(errors="strict")
+    stdout.reconfigure(errors="strict", line_buffering=True)
+    stderr.reconfigure(errors="strict", line_buffering=True)
     mem = limits["memory_mb"] << 20
     cpu = int(limits["cpu_s"]) + 1
     fsize = limits["file_size_mb"] << 20
@@ -70,7 +71,6 @@ def _call(ns: dict, handles: list, msg: dict) -> dict:
     def dec(data):
         return wire.decode(data, resolve)
 
-    start = time.perf_counter()
     if msg.get("op") == "handle":
         value = _HANDLE_OPS[msg["kind"]](resolve(msg["hid"], ""), msg, dec)
     else:
@@ -78,13 +78,12 @@ def _call(ns: dict, handles: list, msg: dict) -> dict:
         if name not in ns:
             return {"error": ["NameError", f"name {name!r} is not defined by the submission", ""]}
         value = ns[name](*dec(msg["args"]), **dec(msg["kwargs"]))
-    elapsed = time.perf_counter() - start
-    return {"value": wire.encode(value, handles), "t": elapsed}
+    return {"value": wire.encode(value, handles)}
 
 
 def serve(sock) -> None:
     """Entry point of the forked child. Never returns."""
-    read = wire.exact_reader(sock.recv)
+    read = wire.buffered_reader(sock.recv, 4096)
     try:
         load = wire.recv_frame(read, 1 << 28)
         if load is None:

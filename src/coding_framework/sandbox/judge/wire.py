@@ -217,8 +217,31 @@ def exact_reader(read):
     return read_exact
 
 
+def buffered_reader(recv, chunk: int = 1 << 16):
+    """Like :func:`exact_reader` over a socket's ``recv``, but one system call usually reads a whole frame.
+
+    Bytes read past the current frame stay buffered for the next call.
+    """
+    buf = bytearray()
+
+    def read_exact(n: int):
+        while len(buf) < n:
+            data = recv(max(chunk, n - len(buf)))
+            if not data:
+                return None
+            buf.extend(data)
+        out = bytes(buf[:n])
+        del buf[:n]
+        return out
+
+    return read_exact
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # json.dumps would build one per call
+
+
 def send_frame(write, obj) -> None:
-    data = json.dumps(obj, separators=(",", ":")).encode()
+    data = _ENCODER.encode(obj).encode()
     write(_LEN.pack(len(data)) + data)
 
 
