@@ -33,7 +33,9 @@ def evaluate(
         "wheel's copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for the others).",
     ),
     timeout: float | None = typer.Option(
-        None, help="Wall-clock seconds per sample (default: the sandbox config's limits.timeout_s)."
+        None,
+        help="Wall-clock seconds per sample, for the hardened judge (limits.timeout_s) and the BigCodeBench "
+        "in-process tier (inprocess.timeout_s) alike (default: the sandbox config's values).",
     ),
     workers: int | None = typer.Option(
         None,
@@ -113,13 +115,21 @@ def sandbox_settings(
     workers: int | None = None,
     backend: str | None = None,
 ) -> SandboxConfig:
-    """The sandbox YAML (a path or a shipped name; unset: the shipped `sandbox`), then the flags given."""
+    """The sandbox YAML (a path or a shipped name; unset: the shipped `sandbox`), then the flags given.
+
+    ``timeout`` sets both tiers' per-sample budget: the judge's and the in-process (BigCodeBench) one.
+    """
     from coding_framework.config import SandboxConfig, load_config, shipped_config
 
     return load_config(
         SandboxConfig,
         path if path is not None else shipped_config("sandbox"),
-        overrides={"limits.timeout_s": timeout, "workers": workers, "backend": backend},
+        overrides={
+            "limits.timeout_s": timeout,
+            "inprocess.timeout_s": timeout,
+            "workers": workers,
+            "backend": backend,
+        },
     )
 
 
