@@ -19,6 +19,7 @@ from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
+from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
@@ -83,6 +84,8 @@ __all__ = [
     "PoolConfig",
     "PretrainConfig",
     "ResourceLimits",
+    "ReviewCreditConfig",
+    "ReviewWarmStartConfig",
     "ReviewerConfig",
     "RewardConfig",
     "RolloutConfig",
