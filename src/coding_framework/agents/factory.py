@@ -58,7 +58,8 @@ def build_agents(
     chat model (``inference``). Backends come from the config's specs unless given: ``chat_model``
     (inference Generator), ``engine`` (training Generator, also shared with a Reviewer on the same spec)
     and ``reviewer_model``. Engines built from specs come from ``engines`` (pass one cache to several
-    builds to share model weights).
+    builds to share model weights). In ``training`` mode an ``llm`` Reviewer on the Generator's spec (and
+    no ``reviewer_model``) calls the Generator's engine token-in/token-out, so its reviews are recorded.
     """
     gen_spec = config.generator_model()
     engines = engines if engines is not None else EngineCache()
@@ -72,6 +73,10 @@ def build_agents(
     reviewer: CodeReviewer | None = None
     if config.reviewer.backend == "static":
         reviewer = StaticReviewer(config.reviewer)
+    elif config.reviewer.backend == "llm" and mode == "training" and reviewer_model is None \
+            and config.reviewer_model() == gen_spec:
+        # On the Generator's model in training: token-exact calls, so the Reviewer can be trained too.
+        reviewer = LLMReviewer(config=config.reviewer, engine=engine or engines.get(gen_spec))
     elif config.reviewer.backend == "llm":
         model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
         reviewer = LLMReviewer(model, config.reviewer)
