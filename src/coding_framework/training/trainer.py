@@ -43,12 +43,14 @@ from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
 from coding_framework.training.losses import rows_for_update
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
+from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.rollout import collect, derive_seed, step_workflow
 from coding_framework.training.run_scope import RunScope
 from coding_framework.training.schedule import ProblemSampler, temperature_at
 from coding_framework.training.scoring import (
     RunningMoments,
     episode_rewards,
+    review_metrics,
     rollout_metrics,
     shape_rewards,
     to_trajectories,
@@ -268,6 +270,14 @@ class Trainer:
             "audit/max_abs_diff": report.max_abs_diff,
         }
 
+    def _warm_start(self, grader: Grader) -> dict[str, float]:
+        """The Reviewer's supervised warm start before the first RL step (``training.review_sft``)."""
+        cfg = self.config
+        return warm_start_reviewer(
+            self.engine, self.model, cfg.workflow, grader, self.train_problems, cfg.reviewer_warm_start,
+            cfg.seed,
+        )
+
     def train_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
         cfg, step = self.config, self.step
         start = time.perf_counter()
@@ -287,7 +297,8 @@ class Trainer:
         )
         metrics = rollout_metrics(rollout)
         shaped = shape_rewards(episode_rewards(rollout.episodes, cfg.reward), cfg.reward, self.moments)
-        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step)
+        metrics.update(review_metrics(rollout.episodes, cfg.reward.review))
+        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step, cfg.reward.review)
         rollout_s = time.perf_counter() - start
         if cfg.audit.every and step % cfg.audit.every == 0:
             metrics.update(self._audit(rows))
@@ -354,7 +365,9 @@ class Trainer:
         cfg = self.config
         if cfg.eval.baseline and self.baseline is None and self.step == 0:
             self.baseline = self._evaluate(grader)
-            trackers.log_metrics({"heldout_pass@1": self.baseline.pass_at_1}, step=0)
+            trackers.log_metrics(self.baseline.metrics(), step=0)
+        if cfg.reviewer_warm_start.enabled and self.step == 0:
+            trackers.log_metrics(self._warm_start(grader), step=0)
         early_stop = self.updater.monitor.reason
         columns = (
             TextColumn("[bold]{task.description}"),
@@ -385,7 +398,7 @@ class Trainer:
         every = self.config.eval.every
         if every and (self.step + 1) % every == 0 and self.step + 1 < self.config.steps:
             result = self._evaluate(grader)
-            metrics.update({"heldout_pass@1": result.pass_at_1, "seconds/eval": result.seconds})
+            metrics.update({**result.metrics(), "seconds/eval": result.seconds})
         metrics["seconds/step"] = time.perf_counter() - started
         return metrics
 
@@ -393,14 +406,12 @@ class Trainer:
         self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None
     ) -> TrainingResults:
         final = self._evaluate(grader)
-        trackers.log_metrics(
-            {"heldout_pass@1": final.pass_at_1, "seconds/eval": final.seconds}, step=self.step
-        )
+        trackers.log_metrics({**final.metrics(), "seconds/eval": final.seconds}, step=self.step)
         final_dir = self.run_dir / FINAL_MODEL
         self.model.save_pretrained(final_dir)
         self.tokenizer.save_pretrained(final_dir)
         last = dict(self.history[-1].metrics) if self.history else {}
-        last["heldout_pass@1"] = final.pass_at_1
+        last.update(final.metrics())
         summary = {
             "algorithm": self.spec.name,
             "steps": self.step,
