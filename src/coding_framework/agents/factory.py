@@ -8,7 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from coding_framework.agents.executor import AsyncGrader, CodeExecutor
 from coding_framework.agents.generator import CodeGenerator
-from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticReviewer
+from coding_framework.agents.reviewer import REVIEWER_ROLE, CodeReviewer, LLMReviewer, StaticReviewer
 from coding_framework.config.agents import AgentMode, AgentsConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.llm.base import TokenEngine
@@ -38,8 +38,9 @@ class EngineCache:
             self._engines[spec] = build_engine(spec)
         return self._engines[spec]
 
-    def chat_model(self, spec: str, sampling: SamplingConfig) -> BaseChatModel:
-        return build_chat_model(LLMConfig.from_spec(spec, sampling=sampling), engine=self.get(spec))
+    def chat_model(self, spec: str, sampling: SamplingConfig, role: str | None = None) -> BaseChatModel:
+        config = LLMConfig.from_spec(spec, sampling=sampling)
+        return build_chat_model(config, engine=self.get(spec), role=role)
 
 
 def build_agents(
@@ -68,7 +69,7 @@ def build_agents(
     if mode == "training":
         generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec))
     else:
-        chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling)
+        chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling, role=CodeGenerator.role)
         generator = CodeGenerator(config.generator, chat_model=chat)
     reviewer: CodeReviewer | None = None
     if config.reviewer.backend == "static":
@@ -78,6 +79,8 @@ def build_agents(
         # On the Generator's model in training: token-exact calls, so the Reviewer can be trained too.
         reviewer = LLMReviewer(config=config.reviewer, engine=engine or engines.get(gen_spec))
     elif config.reviewer.backend == "llm":
-        model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
+        model = reviewer_model or engines.chat_model(
+            config.reviewer_model(), config.reviewer.sampling, role=REVIEWER_ROLE
+        )
         reviewer = LLMReviewer(model, config.reviewer)
     return Agents(generator=generator, executor=CodeExecutor(grader, config.executor), reviewer=reviewer)

@@ -16,6 +16,9 @@ from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 
+REVIEWER_ROLE = "reviewer"
+"""The role an LLM Reviewer's calls carry to the engine (its adapter, with per-role adapters)."""
+
 REVIEW_SYSTEM_PROMPT = (
     "You are a careful Python code reviewer. Point out the bugs that make the code wrong and how to fix "
     "them, in at most five short bullet points. Do not rewrite the whole function. If the code is "
