@@ -15,12 +15,13 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from coding_framework.agents.executor import AsyncGrader
 from coding_framework.agents.factory import build_agents
-from coding_framework.agents.reviewer import StaticReviewer, render_findings, review_messages
+from coding_framework.agents.reviewer import REVIEWER_ROLE, StaticReviewer, render_findings, review_messages
 from coding_framework.agents.types import Execution, Finding, Review
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
@@ -126,15 +127,17 @@ def review_sft(
     examples: Sequence[ReviewExample],
     settings: ReviewWarmStartConfig,
     seed: int,
+    parameters: Sequence[torch.nn.Parameter] | None = None,
 ) -> dict[str, float]:
-    """Fine-tune ``model`` (the shared policy, or the Reviewer's adapter when adapters are on) on the useful
-    reviews in ``examples``: mean token cross-entropy on review tokens only, AdamW, ``settings.epochs``
-    shuffled passes. Returns the first and last epoch's mean loss."""
+    """Fine-tune ``parameters`` (default: every trainable one of ``model``) on the useful reviews in
+    ``examples``: mean token cross-entropy on review tokens only, AdamW, ``settings.epochs`` shuffled
+    passes. Returns the first and last epoch's mean loss."""
     rows = [_encode(tokenizer, e, settings.max_review_tokens) for e in examples if e.useful]
     if not rows:
         return {"warm_start/sft_examples": 0.0}
     device = next(model.parameters()).device
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = list(parameters) if parameters is not None else [p for p in model.parameters()
+                                                               if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.lr)
     generator = torch.Generator().manual_seed(seed)
     pad = int(getattr(tokenizer, "pad_token_id", None) or 0)
@@ -168,7 +171,9 @@ def warm_start_reviewer(
     seed: int,
 ) -> dict[str, float]:
     """Make the review dataset from ``settings.problems`` of ``problems`` (drawn with ``seed``) and fine-tune
-    ``model`` on it; ``engine`` must sample from ``model``. Metrics under ``warm_start/``."""
+    the Reviewer on it: the Reviewer's adapter when ``engine`` decodes through per-role adapters
+    (``engine.adapters``), else ``model``, the shared policy; ``engine`` must sample from ``model``.
+    Metrics under ``warm_start/``."""
     start = time.perf_counter()
     chosen = random.Random(derive_seed(seed, "warm_start")).sample(
         list(problems), min(settings.problems, len(problems))
@@ -179,7 +184,15 @@ def warm_start_reviewer(
     metrics = {
         "warm_start/reviews": float(len(examples)),
         "warm_start/useful_share": useful / len(examples) if examples else 0.0,
-        **review_sft(model, engine.tokenizer, examples, settings, derive_seed(seed, "warm_start", "sft")),
     }
+    sft_seed = derive_seed(seed, "warm_start", "sft")
+    adapters: Any = getattr(engine, "adapters", None)
+    adapter = adapters.adapter_for(REVIEWER_ROLE) if adapters is not None else None
+    if adapter is None:
+        metrics.update(review_sft(model, engine.tokenizer, examples, settings, sft_seed))
+    else:
+        with adapters.using(adapter):
+            metrics.update(review_sft(adapters.base, engine.tokenizer, examples, settings, sft_seed,
+                                      adapters.parameters(adapter)))
     metrics["warm_start/seconds"] = time.perf_counter() - start
     return metrics
