@@ -17,15 +17,14 @@ from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 
 REVIEWER_ROLE = "reviewer"
-"""The role an LLM Reviewer's calls carry to the engine (its adapter, with per-role adapters)."""
+"""The role an LLM Reviewer's calls carry to the engine (its adapter, with per-role adapters) and are recorded
+under in a TokenSession (its training rows' role)."""
 
 REVIEW_SYSTEM_PROMPT = (
     "You are a careful Python code reviewer. Point out the bugs that make the code wrong and how to fix "
     "them, in at most five short bullet points. Do not rewrite the whole function. If the code is "
     "correct, answer only LGTM."
 )
-REVIEWER_ROLE = "reviewer"
-"""The role a reviewer's calls are recorded under in a TokenSession (its training rows' role)."""
 
 
 def review_messages(problem: Problem, code: str, execution: Execution) -> list[dict[str, str]]:
