@@ -15,7 +15,7 @@ from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
 
 PROMPTS = ["def add(a, b):\n    return", "class Stack:\n    def push(self, x):\n        self.items", "print("]
-PER_ROLE = PoliciesConfig(mode="per_role_lora", rank=4, alpha=8.0)
+PER_ROLE = PoliciesConfig(mode="per_role_lora", rank=4, alpha=8)
 
 
 def _engine(model, tokenizer, config: PoliciesConfig | None = PER_ROLE, perturb: bool = False):
@@ -61,7 +61,8 @@ def test_each_role_decodes_through_its_own_adapter(tiny_model, tiny_tokenizer, e
     }
     assert lps["generator"] != lps["reviewer"]
     base = _engine(tiny_model, tiny_tokenizer, config=None)
-    assert base.generate(prompt, SamplingParams(max_new_tokens=8, temperature=0.0)).logprobs == lps["executor"]
+    greedy = SamplingParams(max_new_tokens=8, temperature=0.0)
+    assert base.generate(prompt, greedy).logprobs == lps["executor"]  # roles without an adapter: the base
 
 
 def test_mixed_adapter_batch_matches_single_adapter_batches(tiny_model, tiny_tokenizer, encode) -> None:
@@ -70,9 +71,8 @@ def test_mixed_adapter_batch_matches_single_adapter_batches(tiny_model, tiny_tok
     prompts = [encode(PROMPTS[i % 3]) for i in range(len(roles))]
 
     async def mixed():  # one batch through the async batcher: rows of three adapters decode together
-        return await asyncio.gather(
-            *(engine.agenerate(p, _params(r, seed=10 + i)) for i, (p, r) in enumerate(zip(prompts, roles)))
-        )
+        calls = [engine.agenerate(p, _params(r, seed=10 + i)) for i, (p, r) in enumerate(zip(prompts, roles, strict=False))]
+        return await asyncio.gather(*calls)
 
     together = asyncio.run(mixed())
     for i, (p, r) in enumerate(zip(prompts, roles, strict=True)):

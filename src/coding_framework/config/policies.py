@@ -34,7 +34,7 @@ class PoliciesConfig(StrictModel):
         description="Roles that get an adapter (`per_role_lora`) or share one (`shared_lora`).",
     )
     rank: int = Field(8, ge=1, description="LoRA rank r.")
-    alpha: float = Field(16.0, gt=0, description="LoRA alpha; the update is scaled by alpha / rank.")
+    alpha: int = Field(16, gt=0, description="LoRA alpha; the update is scaled by alpha / rank.")
     target_modules: list[str] = Field(
         default_factory=lambda: list(LORA_TARGETS),
         min_length=1,

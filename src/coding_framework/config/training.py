@@ -18,6 +18,7 @@ from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 
@@ -248,6 +249,10 @@ class TrainingConfig(StrictModel):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    policies: PoliciesConfig = Field(
+        default_factory=PoliciesConfig,
+        description="One fully fine-tuned policy (default), a shared LoRA adapter, or one per role.",
+    )
     reviewer_warm_start: ReviewWarmStartConfig = Field(
         default_factory=ReviewWarmStartConfig,
         description="Supervised training of the Reviewer on self-made review labels before RL.",

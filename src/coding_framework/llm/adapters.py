@@ -77,12 +77,13 @@ class RoleAdapters:
         """Run the model through ``name`` (None: the base); a selected adapter's tensors require grad."""
         if name == self._active:
             return
+        tuner: Any = self.peft.base_model  # peft's LoraModel
         if name is None:
-            self.peft.base_model.disable_adapter_layers()
+            tuner.disable_adapter_layers()
         else:
             self._check(name)
-            self.peft.base_model.enable_adapter_layers()
-            self.peft.base_model.set_adapter(name)
+            tuner.enable_adapter_layers()
+            tuner.set_adapter(name)
         self._active = name
 
     @contextlib.contextmanager
