@@ -71,7 +71,8 @@ def test_mixed_adapter_batch_matches_single_adapter_batches(tiny_model, tiny_tok
     prompts = [encode(PROMPTS[i % 3]) for i in range(len(roles))]
 
     async def mixed():  # one batch through the async batcher: rows of three adapters decode together
-        calls = [engine.agenerate(p, _params(r, seed=10 + i)) for i, (p, r) in enumerate(zip(prompts, roles, strict=False))]
+        pairs = enumerate(zip(prompts, roles, strict=True))
+        calls = [engine.agenerate(p, _params(r, seed=10 + i)) for i, (p, r) in pairs]
         return await asyncio.gather(*calls)
 
     together = asyncio.run(mixed())
