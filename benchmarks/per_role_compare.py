@@ -52,7 +52,6 @@ BUDGET: dict[str, Any] = {
     "eval.max_rounds": 2,
     "eval.samples": 2,
     "checkpoint.every": 100,
-    "tracking.registered_model": None,
     "tracking.log_checkpoints": False,
     "reviewer_warm_start.problems": 12,
     "reviewer_warm_start.samples": 4,
@@ -75,7 +74,9 @@ def arm_config(arm: str, seed: int, tiny: bool, warm_start: bool, baseline: bool
                           "run --arms shared")
     overrides = {**BUDGET, **(TINY if tiny else {}), **ARM_OVERRIDES[arm], "seed": seed,
                  "eval.baseline": baseline, "reviewer_warm_start.enabled": arm == "per_role" and warm_start}
-    return load_config(TrainingConfig, "quickstart", overrides=overrides)
+    cfg = load_config(TrainingConfig, "quickstart", overrides=overrides)
+    # Overrides skip None values: the registry entry (no use here) is switched off on the loaded config.
+    return cfg.model_copy(update={"tracking": cfg.tracking.model_copy(update={"registered_model": None})})
 
 
 def run_one(
@@ -90,22 +91,24 @@ def run_one(
         "arm": arm,
         "seed": seed,
         "baseline_pass@1": results.baseline_pass_at_1,
-        "baseline_usefulness": _baseline_usefulness(run_dir),
+        "baseline_usefulness": _baseline(run_dir, "heldout_review_usefulness"),
+        "baseline_reviews_judged": _baseline(run_dir, "heldout_reviews_judged"),
         "pass@1": results.heldout_pass_at_1,
         "usefulness": results.final_metrics.get("heldout_review_usefulness"),
+        "reviews_judged": results.final_metrics.get("heldout_reviews_judged"),
         "train_usefulness_curve": curve,
         "audit_offending_tokens": results.audit["offending_tokens"],
         "seconds": time.perf_counter() - start,
     }
 
 
-def _baseline_usefulness(run_dir: Path) -> float | None:
-    """The held-out usefulness rate the trainer logged at step 0, read back from its MLflow store."""
+def _baseline(run_dir: Path, metric: str) -> float | None:
+    """A held-out metric the trainer logged at step 0 (before training), read back from its MLflow store."""
     import mlflow
 
     run_id = json.loads((run_dir / "tracking.json").read_text())["mlflow_run_id"]
     client = mlflow.MlflowClient(f"sqlite:///{run_dir / 'mlflow.db'}")
-    history = client.get_metric_history(run_id, "heldout_review_usefulness")
+    history = client.get_metric_history(run_id, metric)
     at_zero = [m.value for m in history if m.step == 0]
     return at_zero[0] if at_zero else None
 
@@ -161,6 +164,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                            label=label if i == 0 else None, alpha=0.7, capsize=4)
                     ax.scatter([x] * len(values), values, color="k", s=12, zorder=3)
         ax.set_xticks([i * 3 + 0.5 for i in range(len(arms))], arms)
+        ax.set_ylim(0, 1 if key == "usefulness" else None)
         ax.set_title(title)
         ax.legend()
     seeds = sorted({r["seed"] for r in rows})
@@ -190,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 runs = [run_one(arm, seed, Path(tmp) / f"{arm}-{seed}", args.tiny, warm, baseline=i == 0)
                         for i, arm in enumerate(args.arms)]
                 for row in runs[1:]:  # same weights, problems and seeds: the first arm's baseline is theirs
-                    row["baseline_pass@1"] = runs[0]["baseline_pass@1"]
-                    row["baseline_usefulness"] = runs[0]["baseline_usefulness"]
+                    for key in ("baseline_pass@1", "baseline_usefulness", "baseline_reviews_judged"):
+                        row[key] = runs[0][key]
                 rows += runs
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

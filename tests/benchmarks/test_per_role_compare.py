@@ -11,7 +11,7 @@ def test_the_shared_arm_is_todays_setup_on_the_budget() -> None:
     assert cfg.seed == 2 and cfg.rollout.trained_roles == ["generator"]
     assert cfg.workflow.agents.reviewer.backend == "llm" and cfg.workflow.graph.review == "on_failure"
     assert (cfg.workflow.graph.max_rounds, cfg.eval.max_rounds) == (2, 2)  # pass@1 after review + revision
-    assert not cfg.reviewer_warm_start.enabled
+    assert not cfg.reviewer_warm_start.enabled and cfg.tracking.registered_model is None
     tiny = arm_config("shared", seed=0, tiny=True, warm_start=True, baseline=False)
     assert tiny.steps < cfg.steps and not tiny.eval.baseline
 

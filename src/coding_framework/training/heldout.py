@@ -28,10 +28,12 @@ class HeldoutResult(BaseModel):
     reviews_judged: int = 0
 
     def metrics(self) -> dict[str, float]:
-        """``heldout_pass@1``, and ``heldout_review_usefulness`` when reviews were judged."""
+        """``heldout_pass@1``; ``heldout_review_usefulness`` and ``heldout_reviews_judged`` when reviews were
+        judged."""
         out = {"heldout_pass@1": self.pass_at_1}
         if self.review_usefulness is not None:
             out["heldout_review_usefulness"] = self.review_usefulness
+            out["heldout_reviews_judged"] = float(self.reviews_judged)
         return out
 
 
