@@ -3,8 +3,10 @@ audit finds 0 drift per role through each role's adapter, and checkpoints resume
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 
+import mlflow
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -50,6 +52,15 @@ def test_per_role_adapters_train_resume_and_audit(tmp_path) -> None:
     assert all(torch.equal(after[k], v) for k, v in base_before.items())  # LoRA never moves the base
 
     final = _adapters(results.final_model_dir)
+    # The registered version is the base plus one attested adapter per role.
+    registered = results.registered_model
+    uri = f"sqlite:///{(tmp_path / 'straight' / 'mlflow.db').resolve()}"
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    version = client.get_model_version(registered["registered_model"], str(registered["registered_version"]))
+    tags = version.tags
+    for name in ROLES:
+        digest = hashlib.sha256((results.final_model_dir / "adapters" / name / ADAPTER_FILE).read_bytes())
+        assert tags[f"adapter_sha256.{name}"] == digest.hexdigest()
     fresh = Trainer(config, tmp_path / "fresh", progress=False)
     try:
         for name, tensors in final.items():  # both adapters moved away from their initial state
