@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "per_role_compare.json"
 ARMS = ("shared", "per_role")
+WARM_START_METRICS = ("reviews", "useful_share", "sft_examples", "loss_first_epoch", "loss_last_epoch")
 
 BUDGET: dict[str, Any] = {
     "steps": 4,
@@ -97,6 +98,7 @@ def run_one(
         "usefulness": results.final_metrics.get("heldout_review_usefulness"),
         "reviews_judged": results.final_metrics.get("heldout_reviews_judged"),
         "train_usefulness_curve": curve,
+        "warm_start": {k: _baseline(run_dir, f"warm_start/{k}") for k in WARM_START_METRICS},
         "audit_offending_tokens": results.audit["offending_tokens"],
         "seconds": time.perf_counter() - start,
     }
