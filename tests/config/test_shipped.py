@@ -20,6 +20,7 @@ from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.llm import LLMConfig
+from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.serving import ServingConfig
 from coding_framework.config.sweep import SweepConfig
 from coding_framework.config.training import TrainingConfig
@@ -33,19 +34,23 @@ MODELS: dict[str, type[BaseModel]] = {
     "llm": LLMConfig,
     "embedded_model": EmbeddedModelConfig,
     "reward_weights": RewardConfig,
+    "review_credit": ReviewCreditConfig,
     "grpo_basic": TrainingConfig,
     "ppo_basic": TrainingConfig,
     "rloo_basic": TrainingConfig,
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "per_role_lora": TrainingConfig,
     "serving": ServingConfig,
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
-STATE_THE_DEFAULTS = ["agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights", "serving"]
+STATE_THE_DEFAULTS = [
+    "agents", "graph", "sandbox", "llm", "embedded_model", "reward_weights", "review_credit", "serving",
+]
 
 
 def test_every_shipped_config_has_a_model() -> None:

@@ -8,7 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from coding_framework.agents.executor import AsyncGrader, CodeExecutor
 from coding_framework.agents.generator import CodeGenerator
-from coding_framework.agents.reviewer import CodeReviewer, LLMReviewer, StaticReviewer
+from coding_framework.agents.reviewer import REVIEWER_ROLE, CodeReviewer, LLMReviewer, StaticReviewer
 from coding_framework.config.agents import AgentMode, AgentsConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.llm.base import TokenEngine
@@ -38,8 +38,9 @@ class EngineCache:
             self._engines[spec] = build_engine(spec)
         return self._engines[spec]
 
-    def chat_model(self, spec: str, sampling: SamplingConfig) -> BaseChatModel:
-        return build_chat_model(LLMConfig.from_spec(spec, sampling=sampling), engine=self.get(spec))
+    def chat_model(self, spec: str, sampling: SamplingConfig, role: str | None = None) -> BaseChatModel:
+        config = LLMConfig.from_spec(spec, sampling=sampling)
+        return build_chat_model(config, engine=self.get(spec), role=role)
 
 
 def build_agents(
@@ -58,7 +59,8 @@ def build_agents(
     chat model (``inference``). Backends come from the config's specs unless given: ``chat_model``
     (inference Generator), ``engine`` (training Generator, also shared with a Reviewer on the same spec)
     and ``reviewer_model``. Engines built from specs come from ``engines`` (pass one cache to several
-    builds to share model weights).
+    builds to share model weights). In ``training`` mode an ``llm`` Reviewer on the Generator's spec (and
+    no ``reviewer_model``) calls the Generator's engine token-in/token-out, so its reviews are recorded.
     """
     gen_spec = config.generator_model()
     engines = engines if engines is not None else EngineCache()
@@ -67,12 +69,18 @@ def build_agents(
     if mode == "training":
         generator = CodeGenerator(config.generator, engine=engine or engines.get(gen_spec))
     else:
-        chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling)
+        chat = chat_model or engines.chat_model(gen_spec, config.generator.sampling, role=CodeGenerator.role)
         generator = CodeGenerator(config.generator, chat_model=chat)
     reviewer: CodeReviewer | None = None
     if config.reviewer.backend == "static":
         reviewer = StaticReviewer(config.reviewer)
+    elif config.reviewer.backend == "llm" and mode == "training" and reviewer_model is None \
+            and config.reviewer_model() == gen_spec:
+        # On the Generator's model in training: token-exact calls, so the Reviewer can be trained too.
+        reviewer = LLMReviewer(config=config.reviewer, engine=engine or engines.get(gen_spec))
     elif config.reviewer.backend == "llm":
-        model = reviewer_model or engines.chat_model(config.reviewer_model(), config.reviewer.sampling)
+        model = reviewer_model or engines.chat_model(
+            config.reviewer_model(), config.reviewer.sampling, role=REVIEWER_ROLE
+        )
         reviewer = LLMReviewer(model, config.reviewer)
     return Agents(generator=generator, executor=CodeExecutor(grader, config.executor), reviewer=reviewer)

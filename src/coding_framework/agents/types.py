@@ -69,6 +69,9 @@ class Review(_Frozen):
     findings: list[Finding] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    record: dict[str, Any] | None = Field(
+        None, description="Training graph, LLM reviewer: this call's record (`llm.session.CallRecord`)."
+    )
 
     @property
     def tokens(self) -> int:

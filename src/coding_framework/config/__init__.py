@@ -20,6 +20,8 @@ from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
+from coding_framework.config.policies import PoliciesConfig
+from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import LimitLearningConfig, ResourceLimits, SandboxConfig
@@ -83,9 +85,12 @@ __all__ = [
     "MixedPrecisionSection",
     "OptimConfig",
     "PhaseConfig",
+    "PoliciesConfig",
     "PoolConfig",
     "PretrainConfig",
     "ResourceLimits",
+    "ReviewCreditConfig",
+    "ReviewWarmStartConfig",
     "ReviewerConfig",
     "RewardConfig",
     "RolloutConfig",

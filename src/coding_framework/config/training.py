@@ -18,6 +18,8 @@ from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.policies import PoliciesConfig
+from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 
 __all__ = [
@@ -103,6 +105,10 @@ class EpisodeRewardConfig(StrictModel):
     clip: float | None = Field(None, gt=0, description="Clip shaped rewards to [-clip, clip]; null: no clip.")
     round_penalty: float = Field(
         0.0, ge=0, description="Subtracted per revision, so a first-draft pass beats a pass after feedback."
+    )
+    review: ReviewCreditConfig = Field(
+        default_factory=ReviewCreditConfig,
+        description="The Reviewer's own credit, for its rows when `rollout.trained_roles` has `reviewer`.",
     )
 
 
@@ -254,6 +260,14 @@ class TrainingConfig(StrictModel):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    policies: PoliciesConfig = Field(
+        default_factory=PoliciesConfig,
+        description="One fully fine-tuned policy (default), a shared LoRA adapter, or one per role.",
+    )
+    reviewer_warm_start: ReviewWarmStartConfig = Field(
+        default_factory=ReviewWarmStartConfig,
+        description="Supervised training of the Reviewer on self-made review labels before RL.",
+    )
 
     @field_validator("algorithm", mode="before")
     @classmethod

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.evaluation.passk import summarize
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems import Problem
+from coding_framework.rewards.review_credit import review_outcomes, usefulness_rate
 
 if TYPE_CHECKING:
     from coding_framework.agents.executor import AsyncGrader
 
-__all__ = ["Scores", "agrade", "family", "grade", "pass_at_k_by_task", "repeat", "score"]
+__all__ = [
+    "Scores", "agrade", "family", "grade", "pass_at_k_by_task", "repeat", "review_usefulness", "score",
+]
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,13 @@ def score(
         pass_at_k=pass_at_k_by_task((p.task_id for p in problems), passed, ks),
         by_family={k: sum(v) / len(v) for k, v in sorted(families.items())},
     )
+
+
+def review_usefulness(
+    states: Iterable[Mapping[str, Any]], config: ReviewCreditConfig | None = None
+) -> tuple[float | None, int]:
+    """The review usefulness rate of finished episodes (their final graph states): the share of reviews of
+    failing drafts after which the next draft passed more tests, and how many such reviews a revision
+    followed (the rate is None when none did)."""
+    cfg = config or ReviewCreditConfig()
+    return usefulness_rate(o for state in states for o in review_outcomes(state.get("rounds", []), cfg))

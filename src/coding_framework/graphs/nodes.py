@@ -115,6 +115,8 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
         record = state["rounds"][-1]
         rv = await agents.reviewer.areview(resolve(state), state["code"], execution_of(record))
         update: dict[str, Any] = {"rounds": [{"round": record["round"], "review": rv.text}]}
+        if rv.record is not None:
+            update["review_calls"] = [{**rv.record, "turn": record["round"] - 1}]
         if rv.tokens:
             update["tokens_used"] = rv.tokens
         if state.get("stop_reason") is None:  # the review's own tokens may exhaust the budget

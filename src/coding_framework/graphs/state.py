@@ -66,5 +66,8 @@ class EpisodeState(TypedDict, total=False):
     rounds: Annotated[list[RoundRecord], merge_rounds]
     calls: Annotated[list[dict[str, Any]], operator.add]
     """Training graph: the record of every Generator call in order (`llm.session.CallRecord` as a dict)."""
+    review_calls: Annotated[list[dict[str, Any]], operator.add]
+    """Training graph, LLM Reviewer on the Generator's engine: the record of every review call, its `turn`
+    the index of the round it reviews (round - 1). Each review is its own single-turn conversation."""
     trajectory: dict[str, list[Any]]
     """Training graph: the Generator's TokenSession after its last call: `ids`, `loss_mask`, `logprobs`."""

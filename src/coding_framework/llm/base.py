@@ -21,6 +21,9 @@ class SamplingParams:
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    # The calling role (``generator``, ``reviewer``, ...): an engine with per-role adapters decodes the
+    # call through that role's adapter; engines without adapters ignore it.
+    role: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:

@@ -63,6 +63,9 @@ class EngineChatModel(BaseChatModel):
     top_p: float = 1.0
     seed: int | None = None
     stop: list[str] = Field(default_factory=list)
+    role: str | None = Field(
+        None, description="The calling agent's role: an engine with per-role adapters uses its adapter."
+    )
 
     @property
     def _llm_type(self) -> str:
@@ -107,7 +110,7 @@ class EngineChatModel(BaseChatModel):
         text = tok.apply_chat_template(to_chat_dicts(messages), tokenize=False, add_generation_prompt=True)
         prompt_ids = list(tok(text, add_special_tokens=False)["input_ids"])
         values = {k: getattr(self, k) for k in _OVERRIDABLE} | kwargs
-        params = SamplingParams(stop=tuple(self.stop) + tuple(stop or ()), **values)
+        params = SamplingParams(stop=tuple(self.stop) + tuple(stop or ()), role=self.role, **values)
         return prompt_ids, params
 
     @staticmethod

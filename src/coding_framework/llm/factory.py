@@ -64,8 +64,11 @@ def build_engine(config: LLMConfig | str) -> TokenEngine:
     return builder(config)
 
 
-def build_chat_model(config: LLMConfig | str, engine: TokenEngine | None = None) -> BaseChatModel:
-    """A chat model over ``engine`` (built from ``config`` if not given) with its sampling defaults."""
+def build_chat_model(
+    config: LLMConfig | str, engine: TokenEngine | None = None, role: str | None = None
+) -> BaseChatModel:
+    """A chat model over ``engine`` (built from ``config`` if not given) with its sampling defaults; its
+    calls carry ``role`` (which adapter an engine with per-role adapters uses)."""
     if isinstance(config, str):
         config = LLMConfig.from_spec(config)
     s = config.sampling
@@ -76,4 +79,5 @@ def build_chat_model(config: LLMConfig | str, engine: TokenEngine | None = None)
         top_p=s.top_p,
         seed=s.seed,
         stop=list(s.stop),
+        role=role,
     )

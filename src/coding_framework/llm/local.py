@@ -18,7 +18,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, Cache
@@ -29,6 +29,9 @@ from coding_framework.llm.buckets import length_buckets
 from coding_framework.llm.kv_cache import decoding_cache
 from coding_framework.llm.sampling import row_seed, sample_next
 from coding_framework.logs import get_logger
+
+if TYPE_CHECKING:
+    from coding_framework.llm.adapters import RoleAdapters
 
 log = get_logger(__name__)
 
@@ -64,7 +67,8 @@ class LocalEngine:
     """Batched sampling from an in-memory HF model; thread-safe (one lock), async calls are micro-batched.
 
     ``max_batch_size`` bounds the rows decoded together; ``batch_wait_s`` is how long ``agenerate`` waits
-    for companions before running a batch.
+    for companions before running a batch. With ``adapters`` (``attach_adapters``), each row decodes
+    through the adapter of its ``SamplingParams.role``, rows of different adapters in one batch.
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class LocalEngine:
         self._batcher: RequestBatcher[_Row, Generation] = RequestBatcher(
             self._run_rows, max_batch=max_batch_size, wait_s=batch_wait_s
         )
+        self.adapters: RoleAdapters | None = None
 
     @classmethod
     def from_pretrained(
@@ -120,6 +125,16 @@ class LocalEngine:
         with self._lock:
             self.policy_version = version
 
+    def attach_adapters(self, adapters: RoleAdapters) -> None:
+        """Decode each call through its role's adapter; ``adapters`` must sit on this engine's model."""
+        if adapters.base is not self.model:
+            raise EngineError("the adapters were attached to another model than this engine's")
+        with self._lock:
+            self.adapters = adapters
+
+    def adapter_for(self, role: str | None) -> str | None:
+        return None if self.adapters is None else self.adapters.adapter_for(role)
+
     def update_weights(self, state_dict: Mapping[str, torch.Tensor], version: str) -> None:
         """Load new weights and tag them with ``version``; waits for in-flight generation to finish."""
         with self._lock:
@@ -143,13 +158,15 @@ class LocalEngine:
     def close(self) -> None:
         self._batcher.close()
 
-    def teacher_forced_logprobs(self, ids: Sequence[int], start: int) -> list[float]:
-        """fp32 ``log p(ids[t] | ids[:t])`` for ``t`` in ``[start, len(ids))`` from one forward pass."""
+    def teacher_forced_logprobs(self, ids: Sequence[int], start: int, role: str | None = None) -> list[float]:
+        """fp32 ``log p(ids[t] | ids[:t])`` for ``t`` in ``[start, len(ids))`` from one forward pass, through
+        ``role``'s adapter when the engine has adapters."""
         if not 1 <= start <= len(ids):
             raise ValueError(f"start must be in [1, {len(ids)}], got {start}")
         with self._lock, torch.inference_mode():
             x = torch.tensor([list(ids)], device=self.device)  # (1, T)
-            logits = self.model(input_ids=x).logits[0, start - 1 : -1].float()  # (T - start, V)
+            out = self._model_call([self.adapter_for(role)], input_ids=x)
+            logits = out.logits[0, start - 1 : -1].float()  # (T - start, V)
             logprobs = torch.log_softmax(logits, dim=-1)
             return logprobs.gather(-1, x[0, start:].unsqueeze(-1)).squeeze(-1).tolist()
 
@@ -194,11 +211,14 @@ class LocalEngine:
         them is worth copying the cache.
         """
         n, dev = len(rows), self.device
+        names = [self.adapter_for(r.params.role) for r in rows]  # names[i]: row i's adapter
         prompts: list[list[int]] = []
+        prompt_names: list[str | None] = []
         source: list[int] = []  # source[i]: index in ``prompts`` of row i's prompt
-        for r in rows:
-            if not prompts or r.prompt != prompts[-1]:
+        for r, name in zip(rows, names, strict=True):
+            if not prompts or r.prompt != prompts[-1] or name != prompt_names[-1]:
                 prompts.append(r.prompt)
+                prompt_names.append(name)
             source.append(len(prompts) - 1)
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long, device=dev)  # (U, T)
@@ -212,7 +232,7 @@ class LocalEngine:
         gens = [torch.Generator(device=dev).manual_seed(r.seed) for r in rows]
         budgets = [self._budget(r) for r in rows]
         cache = decoding_cache(self.model.config, width + max(budgets))
-        logits = self._forward(ids, attn, pos, cache)  # (U, V)
+        logits = self._forward(ids, attn, pos, cache, prompt_names)  # (U, V)
         if len(prompts) < n:
             expand = torch.tensor(source, device=dev)
             cache.batch_select_indices(expand)
@@ -245,14 +265,17 @@ class LocalEngine:
                 attn, next_pos, feed = attn[keep], next_pos[keep], feed[keep]
                 slots = [slots[s] for s in still]
             attn = torch.cat([attn, attn.new_ones((len(slots), 1))], dim=1)  # (S, T + 1)
-            logits = self._forward(feed.unsqueeze(-1), attn, next_pos.unsqueeze(-1), cache)
+            logits = self._forward(feed.unsqueeze(-1), attn, next_pos.unsqueeze(-1), cache,
+                                   [names[i] for i in slots])
             next_pos = next_pos + 1
         return [self._generation(out_ids[i], out_lps[i], reasons[i]) for i in range(n)]
 
     def _forward(
-        self, ids: torch.Tensor, attn: torch.Tensor, pos: torch.Tensor, cache: Cache
+        self, ids: torch.Tensor, attn: torch.Tensor, pos: torch.Tensor, cache: Cache,
+        names: Sequence[str | None],
     ) -> torch.Tensor:
-        out = self.model(
+        out = self._model_call(
+            names,
             input_ids=ids,
             attention_mask=attn,
             position_ids=pos,
@@ -261,6 +284,12 @@ class LocalEngine:
             logits_to_keep=1,
         )
         return out.logits[:, -1, :].float()  # (B, V)
+
+    def _model_call(self, names: Sequence[str | None], **kwargs: Any) -> Any:
+        """The model on ``kwargs``, row ``i`` through adapter ``names[i]`` when there are adapters."""
+        if self.adapters is None:
+            return self.model(**kwargs)
+        return self.adapters.forward(names, **kwargs)
 
     def _stop_reason(self, ids: list[int], params: SamplingParams, budget: int) -> FinishReason | None:
         if ids[-1] in self._eos_ids:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -203,6 +203,9 @@ class OpenAICompatibleEngine:
     ``max_retries`` retries connection errors and 5xx answers, waiting ``backoff_s * 2**attempt``; a
     request that gets no answer within ``timeout_s`` fails at once (a retry would only wait again).
     ``policy_version`` is the served model name, plus ``@version_tag`` when one is set.
+    ``role_models`` maps a call's role (``SamplingParams.role``) to the model name its requests ask for,
+    e.g. a LoRA adapter the server serves under its own name (vLLM ``--lora-modules``); other roles ask
+    for ``model``.
     """
 
     def __init__(
@@ -218,6 +221,7 @@ class OpenAICompatibleEngine:
         backoff_s: float = 0.5,
         max_concurrency: int = 16,
         version_tag: str | None = None,
+        role_models: Mapping[str, str] | None = None,
     ) -> None:
         if tokenizer is not None and tokenizer_path is not None:
             raise ValueError("pass tokenizer or tokenizer_path, not both")
@@ -225,6 +229,7 @@ class OpenAICompatibleEngine:
             raise ValueError("timeout_s must be > 0, max_retries and backoff_s >= 0, max_concurrency >= 1")
         self.server_url, self.api_url = split_base_url(base_url)
         self.model = model
+        self.role_models = dict(role_models or {})
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -243,6 +248,10 @@ class OpenAICompatibleEngine:
     @property
     def policy_version(self) -> str:
         return f"{self.model}@{self._version_tag}" if self._version_tag else self.model
+
+    def model_for(self, role: str | None) -> str:
+        """The served model name a call of ``role`` asks for."""
+        return self.role_models.get(role, self.model) if role is not None else self.model
 
     def set_policy_version(self, version_tag: str | None) -> None:
         """Tag the weights the server now serves (e.g. after a trainer pushed new ones)."""
@@ -301,7 +310,7 @@ class OpenAICompatibleEngine:
     ) -> Generation:
         if not prompt_ids:
             raise EngineError("empty prompt: at least one token id is needed")
-        body = completion_body(self.model, prompt_ids, params, seed)
+        body = completion_body(self.model_for(params.role), prompt_ids, params, seed)
         gen = parse_completion(
             await self._request("POST", "/completions", body), self.server_url, self.policy_version
         )
@@ -327,7 +336,8 @@ class OpenAICompatibleEngine:
     async def _achat(self, messages: Sequence[Message], params: SamplingParams) -> Generation:
         if not messages:
             raise EngineError("chat needs at least one message")
-        body = await self._request("POST", "/chat/completions", chat_body(self.model, messages, params))
+        request = chat_body(self.model_for(params.role), messages, params)
+        body = await self._request("POST", "/chat/completions", request)
         return parse_chat(body, self.server_url, self.policy_version)
 
     async def _aserved_models(self) -> list[str]:

@@ -8,6 +8,7 @@ later ones tokenize just the new messages' rendering, and generated ids are appe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,10 @@ def inspect_template(tokenizer: Any) -> _Template:
     )
 
 
+def _with_role(params: SamplingParams, role: str) -> SamplingParams:
+    return params if params.role is not None else dataclasses.replace(params, role=role)
+
+
 class TokenSession:
     """An append-only token sequence for one conversation of one policy.
 
@@ -160,9 +165,10 @@ class TokenSession:
     def generate(
         self, engine: TokenEngine, params: SamplingParams, role: str = "assistant", turn: int | None = None
     ) -> Generation:
-        """Generate the next assistant turn from the exact ids so far and append it (mask 1)."""
+        """Generate the next assistant turn from the exact ids so far and append it (mask 1). The call
+        carries ``role`` to the engine (``SamplingParams.role``) unless ``params`` names one already."""
         self.add_generation_prompt()
-        generation = engine.generate(self.ids, params)
+        generation = engine.generate(self.ids, _with_role(params, role))
         self._record(generation, role, turn)
         return generation
 
@@ -170,7 +176,7 @@ class TokenSession:
         self, engine: TokenEngine, params: SamplingParams, role: str = "assistant", turn: int | None = None
     ) -> Generation:
         self.add_generation_prompt()
-        generation = await engine.agenerate(self.ids, params)
+        generation = await engine.agenerate(self.ids, _with_role(params, role))
         self._record(generation, role, turn)
         return generation
 

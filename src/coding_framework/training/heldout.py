@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from coding_framework.agents.executor import AsyncGrader
 from coding_framework.config.graph import WorkflowConfig
-from coding_framework.evaluation.episodes import agrade, repeat, score
+from coding_framework.evaluation.episodes import agrade, repeat, review_usefulness, score
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
@@ -23,6 +23,18 @@ class HeldoutResult(BaseModel):
     problems: int
     by_family: dict[str, float]
     seconds: float
+    review_usefulness: float | None = None
+    """Share of reviews of failing drafts after which the next draft passed more tests (None: no such)."""
+    reviews_judged: int = 0
+
+    def metrics(self) -> dict[str, float]:
+        """``heldout_pass@1``; ``heldout_review_usefulness`` and ``heldout_reviews_judged`` when reviews were
+        judged."""
+        out = {"heldout_pass@1": self.pass_at_1}
+        if self.review_usefulness is not None:
+            out["heldout_review_usefulness"] = self.review_usefulness
+            out["heldout_reviews_judged"] = float(self.reviews_judged)
+        return out
 
 
 async def evaluate_heldout(
@@ -48,9 +60,12 @@ async def evaluate_heldout(
     programs = [final_program(p, s) for p, s in zip(episodes, states, strict=True)]
     graded = await agrade(grader, episodes, programs)
     scores = score(episodes, graded, ks=(1,))
+    usefulness, judged = review_usefulness(states)
     return HeldoutResult(
         pass_at_1=scores.pass_at_k["pass@1"],
         problems=len(problems),
         by_family=scores.by_family,
         seconds=time.perf_counter() - start,
+        review_usefulness=usefulness,
+        reviews_judged=judged,
     )

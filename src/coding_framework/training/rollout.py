@@ -92,8 +92,11 @@ class LockstepEngine:
 
     async def _decode(self, batch: list[_Request], wave: int) -> None:
         groups: dict[SamplingParams, list[_Request]] = {}
+        routes = getattr(self.engine, "adapters", None) is not None
         for request in batch:  # calls with different settings (e.g. an LLM reviewer) decode separately
-            groups.setdefault(request.params, []).append(request)
+            # The role only matters to an engine with per-role adapters; elsewhere it must not split a wave.
+            key = request.params if routes else dataclasses.replace(request.params, role=None)
+            groups.setdefault(key, []).append(request)
         for n, (params, requests) in enumerate(groups.items()):
             seeded = dataclasses.replace(params, seed=derive_seed(self.seed, wave, n))
             start = time.perf_counter()

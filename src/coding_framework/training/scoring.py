@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.training import EpisodeRewardConfig
+from coding_framework.rewards.review_credit import ReviewOutcome, review_outcomes, usefulness_rate
 from coding_framework.training.rollout import Episode, RolloutBatch
-from coding_framework.training.trajectory import Trajectory, trajectories_from_episode
+from coding_framework.training.trajectory import Trajectory, review_trajectories, trajectories_from_episode
+
+REVIEWER = "reviewer"
 
 
 @dataclass
@@ -66,19 +70,60 @@ def shape_rewards(
 
 
 def to_trajectories(
-    episodes: Sequence[Episode], rewards: Sequence[float], roles: Sequence[str], step: int
+    episodes: Sequence[Episode],
+    rewards: Sequence[float],
+    roles: Sequence[str],
+    step: int,
+    review: ReviewCreditConfig | None = None,
 ) -> list[Trajectory]:
-    """Each episode's trained-role rows, with its shaped reward; groups are ``<step>/<problem slot>``."""
+    """Each episode's trained-role rows, each role with its own credit.
+
+    The Generator's rows carry the episode's shaped reward, grouped as ``<step>/<problem slot>``. With
+    ``reviewer`` among ``roles``, each recorded review becomes a row of its own carrying its review credit
+    (``rewards.review_credit``, weights ``review``), grouped as ``<step>/<problem slot>/reviewer``.
+    """
     rows: list[Trajectory] = []
     for episode, reward in zip(episodes, rewards, strict=True):
         rows += trajectories_from_episode(
             episode.state,
-            roles,
+            [r for r in roles if r != REVIEWER],
             reward=reward,
             group_id=f"{step}/{episode.group}",
             metadata={"episode": episode.index, "raw_reward": episode.reward.value},
         )
+    if REVIEWER in roles:
+        for episode in episodes:
+            credit = {o.round - 1: o.reward for o in episode_reviews(episode, review or ReviewCreditConfig())}
+            rows += review_trajectories(
+                episode.state, credit, group_id=f"{step}/{episode.group}/{REVIEWER}",
+                metadata={"episode": episode.index},
+            )
     return rows
+
+
+def episode_reviews(episode: Episode, config: ReviewCreditConfig) -> list[ReviewOutcome]:
+    return review_outcomes(episode.state.get("rounds", []), config)
+
+
+def review_metrics(episodes: Sequence[Episode], config: ReviewCreditConfig) -> dict[str, float]:
+    """``review/usefulness_rate`` (the share of reviews of failing drafts after which the next draft passed
+    more tests), ``review/judged`` (how many such reviews a revision followed), the mean review credit and
+    the share of failing drafts the Reviewer approved. Empty when no episode was reviewed."""
+    outcomes = [o for e in episodes for o in episode_reviews(e, config)]
+    if not outcomes:
+        return {}
+    rate, judged = usefulness_rate(outcomes)
+    failing = [o for o in outcomes if not o.draft_passed]
+    out = {
+        "review/reviews": float(len(outcomes)),
+        "review/judged": float(judged),
+        "review/reward_mean": sum(o.reward for o in outcomes) / len(outcomes),
+    }
+    if rate is not None:
+        out["review/usefulness_rate"] = rate
+    if failing:
+        out["review/approved_failing_share"] = sum(o.verdict == "approve" for o in failing) / len(failing)
+    return out
 
 
 def _std(values: Sequence[float]) -> float:

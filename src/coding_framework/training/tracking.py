@@ -61,6 +61,16 @@ class Tracker(Protocol):
 
 CHALLENGER_ALIAS = "challenger"
 WEIGHTS_TAG = "weights_sha256"
+ADAPTER_TAG = "adapter_sha256."  # + the adapter's name: one tag per role adapter of a registered version
+
+
+def adapter_checksums(model_dir: Path) -> dict[str, str]:
+    """sha256 of each ``adapters/<name>/adapter_model.safetensors`` a model directory holds, by name."""
+    import hashlib
+
+    root = model_dir / "adapters"
+    files = sorted(root.glob("*/adapter_model.safetensors")) if root.is_dir() else []
+    return {f.parent.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
 def default_uri(run_dir: Path) -> str:
@@ -172,6 +182,13 @@ class MLflowTracker:
             self.client.set_model_version_tag(
                 registered_name, str(version), WEIGHTS_TAG, weights_checksum(model_dir)
             )
+            # A version with per-role adapters is the base plus one adapter per role: each is attested.
+            adapters = adapter_checksums(model_dir)
+            for name, digest in adapters.items():
+                self.client.set_model_version_tag(registered_name, str(version), ADAPTER_TAG + name, digest)
+            if adapters:
+                self.client.log_artifacts(self.run_id, str(model_dir / "adapters"), "adapters")
+                out["adapters"] = adapters
             out.update(
                 registered_model=registered_name, registered_version=version, alias=CHALLENGER_ALIAS
             )

@@ -36,19 +36,19 @@ from coding_framework.grading import Grader
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
 from coding_framework.rewards import CompositeReward
-from coding_framework.training.auditor import audit
-from coding_framework.training.batch import TrajectoryBatch
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.losses import rows_for_update
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
+from coding_framework.training.review_sft import warm_start_reviewer
+from coding_framework.training.role_policies import RolePolicies
 from coding_framework.training.rollout import collect, derive_seed, step_workflow
 from coding_framework.training.run_scope import RunScope
 from coding_framework.training.schedule import ProblemSampler, temperature_at
 from coding_framework.training.scoring import (
     RunningMoments,
     episode_rewards,
+    review_metrics,
     rollout_metrics,
     shape_rewards,
     to_trajectories,
@@ -61,7 +61,6 @@ from coding_framework.training.setup import (
     training_device,
 )
 from coding_framework.training.tracking import Trackers
-from coding_framework.training.update import PolicyUpdate
 
 __all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer"]
 
@@ -143,9 +142,8 @@ class Trainer:
         self.tokenizer = engine.tokenizer
         self.train_problems, self.heldout = split_problems(config)
         self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
-        self.updater = PolicyUpdate(
-            self.model, self.spec, config.algo, config.optim, self.kl, config.steps, config.seed
-        )
+        self.policies = RolePolicies(engine, self.model, self.spec, config)
+        self.updater = self.policies.primary
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", config.checkpoint.keep_last)
         self.moments = RunningMoments()
         self.history: list[StepRecord] = []
@@ -200,10 +198,9 @@ class Trainer:
     # -- checkpoints ---------------------------------------------------------------------------------------
 
     def _write_checkpoint(self, out: Path) -> None:
-        self.model.save_pretrained(out / "model")
-        self.tokenizer.save_pretrained(out / "model")
+        self.policies.save_model(out / "model", self.tokenizer)
         rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-        torch.save({"update": self.updater.state_dict(), "rng": rng}, out / "trainer.pt")
+        torch.save({"update": self.policies.state_dict(), "rng": rng}, out / "trainer.pt")
         state = {
             "step": self.step,
             "cursor": self.sampler.cursor,
@@ -215,11 +212,14 @@ class Trainer:
         (out / "state.json").write_text(json.dumps(state) + "\n")
 
     def _restore(self, ckpt: Checkpoint) -> None:
-        loaded = AutoModelForCausalLM.from_pretrained(ckpt.path / "model", dtype=torch.float32)
-        self.model.load_state_dict(loaded.state_dict())
+        if self.policies.adapters is not None:
+            self.policies.load_adapters(ckpt.path / "model")
+        else:
+            loaded = AutoModelForCausalLM.from_pretrained(ckpt.path / "model", dtype=torch.float32)
+            self.model.load_state_dict(loaded.state_dict())
         # On the CPU: the RNG states must stay there; optimizer states move to their parameters' device.
         blob = torch.load(ckpt.path / "trainer.pt", weights_only=False, map_location="cpu")
-        self.updater.load_state_dict(blob["update"])
+        self.policies.load_state_dict(blob["update"])
         random.setstate(blob["rng"]["python"])
         np.random.set_state(blob["rng"]["numpy"])
         torch.set_rng_state(blob["rng"]["torch"])
@@ -259,14 +259,26 @@ class Trainer:
     def _audit(self, trajectories: list[Any]) -> dict[str, float]:
         stride = max(1, len(trajectories) // self.config.audit.rows)  # spread over groups and batch positions
         sample = trajectories[::stride][: self.config.audit.rows]
-        report = audit(sample, self.model, self.tokenizer, self.config.audit.tolerance)
-        for key in ("trajectories", "checked_tokens", "offending_tokens"):
-            self.audit_totals[key] += float(getattr(report, key))
-        self.audit_totals["max_abs_diff"] = max(self.audit_totals["max_abs_diff"], report.max_abs_diff)
-        return {
-            "audit/offending_tokens": float(report.offending_tokens),
-            "audit/max_abs_diff": report.max_abs_diff,
-        }
+        reports = self.policies.audit(sample, self.tokenizer, self.config.audit.tolerance)
+        metrics = {"audit/offending_tokens": 0.0, "audit/max_abs_diff": 0.0}
+        for role, report in reports.items():
+            for key in ("trajectories", "checked_tokens", "offending_tokens"):
+                self.audit_totals[key] += float(getattr(report, key))
+            self.audit_totals["max_abs_diff"] = max(self.audit_totals["max_abs_diff"], report.max_abs_diff)
+            metrics["audit/offending_tokens"] += float(report.offending_tokens)
+            metrics["audit/max_abs_diff"] = max(metrics["audit/max_abs_diff"], report.max_abs_diff)
+            if len(reports) > 1 or self.policies.adapters is not None:  # drift per role
+                metrics[f"audit/{role}/offending_tokens"] = float(report.offending_tokens)
+                metrics[f"audit/{role}/max_abs_diff"] = report.max_abs_diff
+        return metrics
+
+    def _warm_start(self, grader: Grader) -> dict[str, float]:
+        """The Reviewer's supervised warm start before the first RL step (``training.review_sft``)."""
+        cfg = self.config
+        return warm_start_reviewer(
+            self.engine, self.model, cfg.workflow, grader, self.train_problems, cfg.reviewer_warm_start,
+            cfg.seed,
+        )
 
     def train_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
         cfg, step = self.config, self.step
@@ -287,16 +299,13 @@ class Trainer:
         )
         metrics = rollout_metrics(rollout)
         shaped = shape_rewards(episode_rewards(rollout.episodes, cfg.reward), cfg.reward, self.moments)
-        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step)
+        metrics.update(review_metrics(rollout.episodes, cfg.reward.review))
+        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step, cfg.reward.review)
         rollout_s = time.perf_counter() - start
         if cfg.audit.every and step % cfg.audit.every == 0:
             metrics.update(self._audit(rows))
-        keep = rows_for_update(self.spec, [t.reward for t in rows], [t.group_id for t in rows])
-        metrics["rows_used"] = float(len(keep))
         update_start = time.perf_counter()
-        if keep:
-            batch = TrajectoryBatch.from_trajectories([rows[i] for i in keep], self.tokenizer.pad_token_id)
-            metrics.update(self.updater.step(batch, step))
+        metrics.update(self.policies.step(self.spec, rows, self.tokenizer.pad_token_id, step))
         self.engine.set_policy_version(str(step + 1))
         update_s = time.perf_counter() - update_start
         metrics.update(
@@ -354,7 +363,9 @@ class Trainer:
         cfg = self.config
         if cfg.eval.baseline and self.baseline is None and self.step == 0:
             self.baseline = self._evaluate(grader)
-            trackers.log_metrics({"heldout_pass@1": self.baseline.pass_at_1}, step=0)
+            trackers.log_metrics(self.baseline.metrics(), step=0)
+        if cfg.reviewer_warm_start.enabled and self.step == 0:
+            trackers.log_metrics(self._warm_start(grader), step=0)
         early_stop = self.updater.monitor.reason
         columns = (
             TextColumn("[bold]{task.description}"),
@@ -385,7 +396,7 @@ class Trainer:
         every = self.config.eval.every
         if every and (self.step + 1) % every == 0 and self.step + 1 < self.config.steps:
             result = self._evaluate(grader)
-            metrics.update({"heldout_pass@1": result.pass_at_1, "seconds/eval": result.seconds})
+            metrics.update({**result.metrics(), "seconds/eval": result.seconds})
         metrics["seconds/step"] = time.perf_counter() - started
         return metrics
 
@@ -393,14 +404,11 @@ class Trainer:
         self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None
     ) -> TrainingResults:
         final = self._evaluate(grader)
-        trackers.log_metrics(
-            {"heldout_pass@1": final.pass_at_1, "seconds/eval": final.seconds}, step=self.step
-        )
+        trackers.log_metrics({**final.metrics(), "seconds/eval": final.seconds}, step=self.step)
         final_dir = self.run_dir / FINAL_MODEL
-        self.model.save_pretrained(final_dir)
-        self.tokenizer.save_pretrained(final_dir)
+        self.policies.save_model(final_dir, self.tokenizer)
         last = dict(self.history[-1].metrics) if self.history else {}
-        last["heldout_pass@1"] = final.pass_at_1
+        last.update(final.metrics())
         summary = {
             "algorithm": self.spec.name,
             "steps": self.step,

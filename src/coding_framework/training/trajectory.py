@@ -197,3 +197,28 @@ def trajectories_from_episode(final_state: Mapping[str, Any],
                      reward=reward, task_id=task_id, group_id=group_id, metadata=info)
         for role in trained_roles if role in roles
     ]
+
+
+def review_trajectories(final_state: Mapping[str, Any], rewards: Mapping[int, float], *,
+                        group_id: str | None = None,
+                        metadata: Mapping[str, Any] | None = None) -> list[Trajectory]:
+    """One trajectory per recorded review call in ``final_state["review_calls"]`` whose turn has a reward.
+
+    A review is a single-turn conversation of its own, so its record alone is the row: the rendered
+    request as ``prompt_ids``, the review as ``response_ids`` (mask 1). ``rewards`` maps the reviewed round's
+    index (the record's ``turn``) to the review's credit; reviews without one (no grader verdict to credit
+    them by) emit no row.
+    """
+    task_id = str((final_state.get("problem") or {}).get("task_id", ""))
+    rows = []
+    for raw in final_state.get("review_calls", []):
+        call = CallRecord(**raw)
+        if call.turn not in rewards:
+            continue
+        ids = [*call.prompt_ids, *call.response_ids]
+        mask = [0] * len(call.prompt_ids) + [1] * len(call.response_ids)
+        logprobs = [0.0] * len(call.prompt_ids) + list(call.logprobs)
+        info = {"reviewed_round": call.turn + 1, **(metadata or {})}
+        rows.append(from_records(ids, mask, logprobs, [call], role=call.role, reward=rewards[call.turn],
+                                 task_id=task_id, group_id=group_id, metadata=info))
+    return rows

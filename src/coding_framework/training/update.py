@@ -75,7 +75,11 @@ def _micro_weight(mode: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) 
 
 
 class PolicyUpdate:
-    """Owns the optimizers, LR schedules, reference policy, critic and KL controller of one run."""
+    """Owns the optimizers, LR schedules, reference policy, critic and KL controller of one run.
+
+    ``params`` are the tensors the optimizer moves (default: all of the model's); a LoRA adapter passes
+    its own, and scoring then runs through whichever adapter is selected on the model.
+    """
 
     def __init__(
         self,
@@ -86,13 +90,15 @@ class PolicyUpdate:
         kl: KLConfig,
         total_steps: int,
         seed: int,
+        params: Sequence[torch.nn.Parameter] | None = None,
     ) -> None:
         self.model, self.spec, self.algo, self.optim, self.kl = model, spec, algo, optim, kl
         self.seed = seed
         self.device = next(model.parameters()).device
+        self.params = list(model.parameters()) if params is None else list(params)
         steps = total_steps * algo.epochs * algo.minibatches
         self.optimizer = torch.optim.AdamW(
-            model.parameters(),
+            self.params,
             lr=optim.lr,
             betas=optim.betas,
             eps=optim.eps,
@@ -189,10 +195,10 @@ class PolicyUpdate:
             for k, v in m.items():
                 sums[k] += v * weight
         if self.optim.grad_clip is not None:
-            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
+            norm = torch.nn.utils.clip_grad_norm_(self.params, self.optim.grad_clip)
         else:
             norm = torch.linalg.vector_norm(
-                torch.stack([p.grad.norm() for p in self.model.parameters() if p.grad is not None])
+                torch.stack([p.grad.norm() for p in self.params if p.grad is not None])
             )
         self.optimizer.step()
         self.scheduler.step()

@@ -1,0 +1,130 @@
+"""LoRA against full fine-tuning on the quickstart: time per step, peak memory and held-out gain, same
+seed, same base and the same step budget.
+
+Reproduce (the full quickstart budget, about an hour per side on 2 CPU cores):
+    .venv/bin/python benchmarks/lora_vs_full.py
+A reduced budget that runs in minutes (what the overrides shrink is all that differs between the two):
+    .venv/bin/python benchmarks/lora_vs_full.py --override steps=2 rollout.problems_per_step=4 \
+        rollout.group_size=4 data.heldout_limit=20 eval.samples=1 eval.temperature=0
+
+Each side is one ``Trainer`` run of the shipped ``quickstart`` config (plus the overrides) in a process of
+its own, so its peak RSS (``ru_maxrss``) is its own: `full` is the config as shipped (every weight trained,
+AdamW state for all of them); `lora` adds ``policies: {mode: shared_lora, rank: R}`` (one adapter that the
+Generator calls through, base frozen). Reported per side: median seconds per step and per update, peak
+RSS, trained parameters and their AdamW state (bytes), held-out pass@1 before and after and the gain.
+Results go to ``benchmarks/results/lora_vs_full.json`` and ``.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "lora_vs_full.json"
+SIDES = ("full", "lora")
+
+
+def _args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--side", choices=["both", *SIDES], default="both")
+    ap.add_argument("--config", default="quickstart")
+    ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--override", nargs="*", default=[], help="KEY=VALUE config overrides for both sides")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    return ap.parse_args(argv)
+
+
+def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
+    """One training run in this process; its figures."""
+    from coding_framework.config import load_config
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.training import Trainer
+
+    overrides = list(args.override)
+    if side == "lora":
+        overrides += ["policies.mode=shared_lora", "policies.roles=[generator]", f"policies.rank={args.rank}",
+                      f"policies.alpha={2 * args.rank}"]
+    overrides += ["tracking.log_checkpoints=false"]
+    parsed = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
+    config = load_config(TrainingConfig, args.config, parsed)
+    with tempfile.TemporaryDirectory(prefix=f"lora-vs-full-{side}-") as run_dir:
+        trainer = Trainer(config, run_dir, progress=True)
+        params = [p for u in trainer.policies.updates.values() for p in u.params]
+        results = trainer.run()
+        state = sum(  # AdamW keeps two fp32 moments per trained value
+            t.numel() * t.element_size()
+            for u in trainer.policies.updates.values() for s in u.optimizer.state.values()
+            for t in s.values() if hasattr(t, "numel") and t.dim() > 0
+        )
+    steps = [r.metrics for r in results.history]
+    figures = {
+        "side": side,
+        "steps": results.steps,
+        "seconds_per_step": statistics.median(m["seconds/step"] for m in steps),
+        "seconds_per_update": statistics.median(m.get("seconds/update", 0.0) for m in steps),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "trained_parameters": sum(p.numel() for p in params),
+        "optimizer_state_bytes": state,
+        "heldout_before": results.baseline_pass_at_1,
+        "heldout_after": results.heldout_pass_at_1,
+    }
+    before = figures["heldout_before"]
+    figures["heldout_gain"] = None if before is None else figures["heldout_after"] - before
+    out.write_text(json.dumps(figures) + "\n")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = _args(argv)
+    if args.side != "both":
+        return _side(args, args.side, args.out)
+    from benchmarks.mixed_adapter_decoding import cpu_name
+
+    sides = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for side in SIDES:  # one process each: peak RSS is per process
+            out = Path(tmp) / f"{side}.json"
+            cmd = [sys.executable, "-m", "benchmarks.lora_vs_full", "--side", side, "--config", args.config,
+                   "--rank", str(args.rank), "--out", str(out), "--override", *args.override]
+            subprocess.run(cmd, cwd=ROOT, check=True)
+            sides[side] = json.loads(out.read_text())
+    result = {"cpu": cpu_name(), "config": args.config, "overrides": args.override, "lora_rank": args.rank,
+              "sides": sides}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    _plot(result, args.out.with_suffix(".png"))
+    print(json.dumps(result))
+    return result
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sides = result["sides"]
+    panels = [("seconds_per_step", "s / step"), ("peak_rss_mib", "peak RSS (MiB)"),
+              ("heldout_gain", "held-out pass@1 gain")]
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3))
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        ax.bar(list(SIDES), [sides[s][key] or 0.0 for s in SIDES], color=["#4c72b0", "#dd8452"])
+        ax.set_title(label)
+    fig.suptitle(f"LoRA (r={result['lora_rank']}) vs full fine-tune, {result['config']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
