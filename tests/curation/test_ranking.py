@@ -71,6 +71,9 @@ def test_curriculum_by_pass_rate_weighs_the_measured_difficulty() -> None:
 
 @pytest.mark.slow
 def test_rank_cli_with_the_embedded_model(tmp_path: Path) -> None:
+    from coding_framework.embedded import ensure_embedded_model
+
+    ensure_embedded_model(progress=False)  # a fresh machine builds it here, outside the CLI's time limit
     out = tmp_path / "ranked.jsonl"
     problems = tmp_path / "two.jsonl"
     write_problem_records(builtin_problems()[:2], problems)
