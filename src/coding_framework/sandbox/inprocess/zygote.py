@@ -82,7 +82,7 @@ class _CappedOutput(io.StringIO):
             super().write(s[:room])
         return len(s)
 
-    def read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def read(self, *args, **kwargs):
         raise OSError("stdin/stdout are not readable in the harness")
 
     readline = readlines = read
