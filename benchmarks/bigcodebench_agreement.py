@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.sandbox.adversarial_corpus import ATTACKS  # noqa: E402
 
+from benchmarks.machine import cpu_name  # noqa: E402
 from coding_framework.config import SandboxConfig  # noqa: E402
 from coding_framework.config.inprocess import InProcessConfig  # noqa: E402
 from coding_framework.grading import Grader  # noqa: E402
@@ -242,7 +243,7 @@ def main() -> None:
     their_s, theirs = official(args.official_python, jobs, args.workers, args.timeout)
     our_s, mine = ours(problems, rows, config)
     report = {
-        "cpu": _cpu(),
+        "cpu": cpu_name(),
         "samples": len(rows),
         "workers": args.workers,
         "timeout_s": args.timeout,
@@ -261,13 +262,6 @@ def main() -> None:
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     _print(report)
 
-
-def _cpu() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    name = next(
-        (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "?"
-    )
-    return f"{name}, {os.cpu_count()} cores"
 
 
 def _print(report: dict) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -33,6 +32,8 @@ from coding_framework.problems.codecontests import codecontests_problem
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.sandbox.adversarial_corpus import ATTACKS, TOY_PROMPT  # noqa: E402
+
+from benchmarks.machine import cpu_name  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "contest_hack_corpus.json"
 STDIO_MAIN = "\nimport sys as _sys\n_a, _b = map(int, _sys.stdin.read().split())\nprint(add(_a, _b))\n"
@@ -108,12 +109,6 @@ def run(workers: int) -> dict:
     return out
 
 
-def _cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.machine()
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -121,7 +116,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     report = run(args.workers)
-    report.update(cpu=_cpu_name(), cpu_count=os.cpu_count(),
+    report.update(cpu=cpu_name(), cpu_count=os.cpu_count(),
                   command="python benchmarks/contest_hack_corpus.py " + " ".join(sys.argv[1:]))  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

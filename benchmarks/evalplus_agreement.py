@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from evalplus_fixture import build, build_mbpp  # noqa: E402
+from machine import cpu_name  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "evalplus_agreement.json"
 _OVERRIDE = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
@@ -129,12 +129,6 @@ def one_set(name: str, dataset: str, records: list[dict], args: argparse.Namespa
     }
 
 
-def _cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.machine()
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -163,7 +157,7 @@ def main() -> None:
         }
     report = {
         "anchor": "evalplus 0.3.1 evalplus.evaluate (--parallel = our --workers), warm ground-truth caches",
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": os.cpu_count(),
         "workers": args.workers,
         "command": "python benchmarks/evalplus_agreement.py " + " ".join(sys.argv[1:]),

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _args(argv)
     if args.side != "both":
         return _side(args, args.side, args.out)
-    from benchmarks.mixed_adapter_decoding import cpu_name
+    from benchmarks.machine import cpu_name
 
     sides = {}
     with tempfile.TemporaryDirectory() as tmp:

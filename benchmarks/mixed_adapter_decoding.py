@@ -23,9 +23,13 @@ import argparse
 import copy
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "mixed_adapter_decoding.json"
@@ -99,14 +103,6 @@ def _decode(engine: Any, prompts: list[list[int]], roles: list[str | None], toke
         engine._eos_ids = eos
     return seconds, sum(len(g.token_ids) for g in gens)
 
-
-def cpu_name() -> str:
-    """The CPU model from ``lscpu`` (figures are only comparable on the same one)."""
-    import subprocess
-
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
-    return f"{fields.get('Model name', '?').strip()} ({fields.get('CPU(s)', '?').strip()} CPUs)"
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +27,9 @@ from coding_framework.config import SandboxConfig
 from coding_framework.curation import dataset_kill_rate, filter_by_strength
 from coding_framework.grading import Grader
 from coding_framework.problems import Problem, load_benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_name
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mutation_kill_rates.json"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -40,15 +42,6 @@ def datasets(data_dir: Path) -> dict[str, list[Problem]]:
         "builtin": load_benchmark("builtin"),
     }
 
-
-def cpu_name() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown"
-    return next(
-        (line.split(":", 1)[1].strip() for line in out.splitlines() if "Model name" in line), "unknown"
-    )
 
 
 def measure(name: str, problems: list[Problem], grader: Grader, args: argparse.Namespace) -> dict:

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 
 from coding_framework.sandbox.backends.base import BackendUnavailable
-from coding_framework.sandbox.backends.bwrap import bwrap_binary
+from coding_framework.sandbox.backends.bwrap import CONFINEMENT, bwrap_binary
 
 COMPILE_TIMEOUT_S = 60.0
 FLAGS = ("-O2", "-std=gnu++17", "-pipe", "-fmax-errors=20")
@@ -64,18 +64,7 @@ def build_command(gxx: str, timeout_s: float) -> list[str]:
     script = " && ".join([*limits, shlex.join([gxx, *FLAGS, "-x", "c++", "-", "-o", OUT]), f"cat {OUT}"])
     return [
         bwrap_binary(),
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-        "--cap-drop",
-        "ALL",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
-        "--hostname",
-        "sandbox",
+        *CONFINEMENT,
         *_root_args(),
         "--dev",
         "/dev",

@@ -48,6 +48,7 @@ from coding_framework.sandbox.backends.base import (
     WorkerTimeout,
 )
 from coding_framework.sandbox.job import Job
+from coding_framework.sandbox.progress import map_in_order
 from coding_framework.sandbox.result import ExecutionResult, from_judge
 
 log = get_logger(__name__)
@@ -171,20 +172,7 @@ class Sandbox:
 
     def run_many(self, jobs: Sequence[Job], progress: bool | str = False) -> list[ExecutionResult]:
         """Run all jobs concurrently; results come back in input order."""
-        if not progress:
-            return list(self._executor.map(self.run, jobs))
-        from rich.console import Console
-        from rich.progress import Progress
-
-        results: list[ExecutionResult | None] = [None] * len(jobs)
-        label = progress if isinstance(progress, str) else "executing"
-        with Progress(console=Console(stderr=True), transient=False) as bar:
-            task = bar.add_task(label, total=len(jobs))
-            futures = {self._executor.submit(self.run, job): i for i, job in enumerate(jobs)}
-            for fut in _as_completed(futures):
-                results[futures[fut]] = fut.result()
-                bar.advance(task)
-        return [r for r in results if r is not None]
+        return map_in_order(self._executor, self.run, jobs, progress, "executing")
 
     async def arun(self, job: Job) -> ExecutionResult:
         """Run a job without blocking the event loop."""
@@ -199,11 +187,6 @@ class Sandbox:
             self._retire(slot)
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-
-def _as_completed(futures):
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)
 
 
 def _infrastructure_error(message: str, started: float) -> ExecutionResult:

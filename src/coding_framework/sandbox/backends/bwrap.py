@@ -62,24 +62,37 @@ def _system_lib_args() -> list[str]:
     return args
 
 
+# Every sandbox starts with these: no namespace shared with the host, no capabilities, nobody's uid, a
+# scrubbed environment, and death with its parent.
+CONFINEMENT = (
+    "--unshare-all",
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+    "--cap-drop",
+    "ALL",
+    "--uid",
+    "65534",
+    "--gid",
+    "65534",
+    "--hostname",
+    "sandbox",
+)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Kill ``proc`` if it still runs, reap it, and close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None and not stream.closed:
+            stream.close()
+
+
 def build_command(config: SandboxConfig) -> list[str]:
     exe, runtime_paths = _python_runtime()
-    cmd = [
-        bwrap_binary(),
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-        "--cap-drop",
-        "ALL",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
-        "--hostname",
-        "sandbox",
-        *_system_lib_args(),
-    ]
+    cmd = [bwrap_binary(), *CONFINEMENT, *_system_lib_args()]
     for path in runtime_paths:
         cmd += ["--ro-bind", path, path]
     purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
@@ -167,15 +180,9 @@ class BwrapWorker(Worker):
         return read_exact_fd(out.read, out.fileno(), deadline)
 
     def kill(self) -> None:
-        if self._proc is None:
-            return
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None and not stream.closed:
-                stream.close()
-        self._proc = None
+        if self._proc is not None:
+            stop_process(self._proc)
+            self._proc = None
 
 
 def check_available() -> None:

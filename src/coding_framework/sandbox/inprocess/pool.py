@@ -11,7 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.logs import get_logger
 from coding_framework.sandbox.backends.base import WorkerDied, WorkerTimeout
 from coding_framework.sandbox.inprocess.worker import ISOLATION, ZygoteWorker
+from coding_framework.sandbox.progress import map_in_order
 from coding_framework.sandbox.result import ExecutionResult, TestOutcome
 
 log = get_logger(__name__)
@@ -102,20 +103,7 @@ class InProcessSandbox:
 
     def run_many(self, tasks: Sequence[UnittestTask], progress: bool | str = False) -> list[ExecutionResult]:
         """Run all tasks concurrently; results come back in input order."""
-        if not progress:
-            return list(self._executor.map(self.run, tasks))
-        from rich.console import Console
-        from rich.progress import Progress
-
-        results: list[ExecutionResult | None] = [None] * len(tasks)
-        label = progress if isinstance(progress, str) else "executing (in-process tier)"
-        with Progress(console=Console(stderr=True), transient=False) as bar:
-            bar_task = bar.add_task(label, total=len(tasks))
-            futures = {self._executor.submit(self.run, task): i for i, task in enumerate(tasks)}
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-                bar.advance(bar_task)
-        return [r for r in results if r is not None]
+        return map_in_order(self._executor, self.run, tasks, progress, "executing (in-process tier)")
 
     async def arun(self, task: UnittestTask) -> ExecutionResult:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self.run, task)

@@ -24,7 +24,13 @@ from typing import Any
 
 from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.sandbox.backends.base import BackendUnavailable, WorkerDied, WorkerTimeout
-from coding_framework.sandbox.backends.bwrap import _python_runtime, _system_lib_args, bwrap_binary
+from coding_framework.sandbox.backends.bwrap import (
+    CONFINEMENT,
+    _python_runtime,
+    _system_lib_args,
+    bwrap_binary,
+    stop_process,
+)
 from coding_framework.sandbox.inprocess.pids import PidsCgroup
 
 ZYGOTE = Path(__file__).resolve().parent / "zygote.py"
@@ -55,9 +61,7 @@ def build_command(config: InProcessConfig) -> list[str]:
     env_python(config.env_venv)
     _, runtime_paths = _python_runtime()
     venv = os.path.realpath(config.env_venv)
-    cmd = [bwrap_binary(), "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
-    cmd += ["--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
-    cmd += _system_lib_args()
+    cmd = [bwrap_binary(), *CONFINEMENT, *_system_lib_args()]
     for path in runtime_paths:
         cmd += ["--ro-bind", path, path]
     purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
@@ -169,12 +173,7 @@ class ZygoteWorker:
     def kill(self) -> None:
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None and not stream.closed:
-                stream.close()
+        stop_process(self._proc)
         self._proc = None
         if self._cgroup is not None:
             self._cgroup.remove()
