@@ -75,7 +75,7 @@ async def test_batched_graph_without_reviewer() -> None:
 
 def test_updates_merge_with_the_state_reducers() -> None:
     episode = start_episode({"text": "x"})
-    assert episode == {"text": "x", "tokens_used": 0, "rounds": [], "calls": []}
+    assert episode == {"text": "x", "tokens_used": 0, "rounds": [], "calls": [], "review_calls": []}
     episode = apply_update(episode, {"round": 1, "tokens_used": 5, "rounds": [{"round": 1, "code": "a"}]})
     episode = apply_update(episode, {"tokens_used": 2, "rounds": [{"round": 1, "feedback": "f"}], "round": 2})
     assert episode["tokens_used"] == 7 and episode["round"] == 2
