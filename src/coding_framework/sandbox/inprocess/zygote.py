@@ -64,7 +64,7 @@ def _read_exact(stream: io.RawIOBase, n: int) -> bytes | None:
 
 
 class TimeoutException(Exception):
-    pass
+    """The task ran past its time limit (the official harness's name for it)."""
 
 
 class _CappedOutput(io.StringIO):

@@ -329,7 +329,7 @@ def _clean_tmp(workdir: str) -> None:
 
     A run that only wrote its two output files costs two unlinks; anything else clears the whole tmpfs.
     """
-    try:
+    with contextlib.suppress(OSError):  # a run dir we cannot read or stat: clear everything below
         with os.scandir(TMP_ROOT) as top:
             entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in top]
         if entries == [(os.path.basename(workdir), True)] and os.stat(workdir).st_mode & 0o777 == 0o700:
@@ -339,8 +339,6 @@ def _clean_tmp(workdir: str) -> None:
                 for name, _ in files:
                     os.unlink(os.path.join(workdir, name))
                 return
-    except OSError:
-        pass
     for name in os.listdir(TMP_ROOT):
         path = os.path.join(TMP_ROOT, name)
         if os.path.isdir(path) and not os.path.islink(path):
