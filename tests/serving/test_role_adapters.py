@@ -14,71 +14,27 @@ from pathlib import Path
 
 import httpx
 import pytest
-import torch
-from peft import PeftModel
 from safetensors.torch import load_file, save_file
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+from transformers import PreTrainedModel
 
 from coding_framework.config.policies import PoliciesConfig
-from coding_framework.config.serving import ServingConfig, SolveConfig
-from coding_framework.embedded import ensure_embedded_model
-from coding_framework.llm.adapters import ADAPTER_FILE, RoleAdapters, base_state_dict
-from coding_framework.llm.base import SamplingParams
+from coding_framework.config.serving import PoolConfig, ServingConfig, SolveConfig
+from coding_framework.llm.adapters import ADAPTER_FILE, RoleAdapters
 from coding_framework.llm.local import LocalEngine
 from coding_framework.serving import ServerThread
 from coding_framework.serving.versions import resolve_version
 from tests.serving.conftest import assert_openai_error, chat_body
-
-ROLES = ("generator", "reviewer")
-PROMPT = "Write a function add(a, b)."
-MAX_TOKENS = 12
-
-
-def _perturb(adapters: RoleAdapters, name: str, seed: int) -> None:
-    """Move an adapter off zero (a fresh LoRA's B is zero: it would compute exactly the base)."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in adapters.parameters(name):
-            p.add_(torch.randn(p.shape, generator=gen) * 0.05)
+from tests.serving.role_models import MAX_TOKENS, PROMPT, ROLES, build_per_role_dir, reference
 
 
 @pytest.fixture(scope="module")
 def per_role_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The embedded base plus a Generator and a Reviewer adapter, saved as ``RolePolicies.save_model`` saves a
-    trained run's final model (the frozen base's own tensors, then ``adapters/<name>/``)."""
-    src = ensure_embedded_model()
-    model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
-    adapters = RoleAdapters(model, PoliciesConfig(mode="per_role_lora", rank=4, alpha=8), seed=0)
-    for i, name in enumerate(adapters.names):
-        _perturb(adapters, name, 100 + i)
-    out = tmp_path_factory.mktemp("per-role") / "per-role"
-    model.save_pretrained(out, state_dict=base_state_dict(model))
-    adapters.save(out / "adapters")
-    AutoTokenizer.from_pretrained(src).save_pretrained(out)
-    return out
-
-
-def _alone(model_dir: Path, role: str | None) -> LocalEngine:
-    """A local engine on the base with ONLY ``role``'s adapter, loaded by peft itself (None: the base)."""
-    base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    if role is not None:
-        PeftModel.from_pretrained(base, str(model_dir / "adapters" / role))  # injects into ``base``
-    return LocalEngine(base, AutoTokenizer.from_pretrained(model_dir), device="cpu")
-
-
-def _reference(model_dir: Path, role: str | None) -> tuple[str, int]:
-    engine = _alone(model_dir, role)
-    tok = engine.tokenizer
-    text = tok.apply_chat_template([{"role": "user", "content": PROMPT}], tokenize=False,
-                                   add_generation_prompt=True)
-    ids = list(tok(text, add_special_tokens=False)["input_ids"])
-    gen = engine.generate(ids, SamplingParams(max_new_tokens=MAX_TOKENS, temperature=0.0))
-    return gen.text, len(gen.token_ids)
+    return build_per_role_dir(tmp_path_factory.mktemp("per-role") / "per-role")
 
 
 @pytest.fixture(scope="module")
 def expected(per_role_dir: Path) -> dict[str | None, tuple[str, int]]:
-    out = {role: _reference(per_role_dir, role) for role in (*ROLES, None)}
+    out = {role: reference(per_role_dir, role, PROMPT, MAX_TOKENS) for role in (*ROLES, None)}
     # The test can fail: each adapter decodes differently from the other and from the base.
     assert len({text for text, _ in out.values()}) == 3, out
     return out
@@ -255,3 +211,15 @@ def test_the_registry_attests_each_adapter(per_role_dir: Path, tmp_path: Path) -
     shutil.rmtree(version.model_dir / "adapters" / "reviewer")
     with pytest.raises(ValueError, match="attests adapter 'reviewer', the download has no such adapter"):
         resolve_version("models:/roles/1", config)
+
+
+@pytest.mark.slow
+def test_a_worker_process_replica_gets_each_calls_role(
+    per_role_dir: Path, expected: dict[str | None, tuple[str, int]]
+) -> None:
+    """``engine: process``: the role travels to the worker, whose own engine picks the adapter."""
+    config = ServingConfig(port=0, model=str(per_role_dir), engine="process", pool=PoolConfig(replicas=1))
+    with ServerThread(config) as s, httpx.Client(base_url=s.url, timeout=120) as client:
+        assert _answer(_chat(client, role="reviewer")) == expected["reviewer"]
+        assert _answer(_chat(client)) == expected["generator"]
+        assert assert_openai_error(_chat(client, role="critic"), 400)["code"] == "unknown_role"
