@@ -96,6 +96,12 @@ def test_each_roles_calls_run_through_its_adapter(role_server: ServerThread, per
         assert _answer(_chat(client, role="generator")) == expected["generator"]
         assert _answer(_chat(client, role="reviewer")) == expected["reviewer"]
         assert _answer(_chat(client)) == expected["generator"]  # a call without a role is a Generator call
+        streamed = client.post("/v1/chat/completions", json=chat_body(
+            PROMPT, max_tokens=MAX_TOKENS, temperature=0.0, role="reviewer", stream=True))
+        chunks = [json.loads(line[6:]) for line in streamed.text.splitlines()
+                  if line.startswith("data: {")]
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+        assert text == expected["reviewer"][0]
 
         # Both roles at once: the local engine decodes them as one mixed-adapter batch.
         def call(role: str) -> tuple[str, int]:
