@@ -1,17 +1,18 @@
 """LoRA against full fine-tuning on the quickstart: time per step, peak memory and held-out gain, same
 seed, same base and the same step budget.
 
-Reproduce (the full quickstart budget, about an hour per side on 2 CPU cores):
-    .venv/bin/python benchmarks/lora_vs_full.py
+Reproduce (the full quickstart budget, minutes per side on 2 CPU cores):
+    .venv/bin/python -m benchmarks.lora_vs_full
 A reduced budget that runs in minutes (what the overrides shrink is all that differs between the two):
-    .venv/bin/python benchmarks/lora_vs_full.py --override steps=2 rollout.problems_per_step=4 \
+    .venv/bin/python -m benchmarks.lora_vs_full --override steps=2 rollout.problems_per_step=4 \
         rollout.group_size=4 data.heldout_limit=20 eval.samples=1 eval.temperature=0
 
 Each side is one ``Trainer`` run of the shipped ``quickstart`` config (plus the overrides) in a process of
 its own, so its peak RSS (``ru_maxrss``) is its own: `full` is the config as shipped (every weight trained,
 AdamW state for all of them); `lora` adds ``policies: {mode: shared_lora, rank: R}`` (one adapter that the
-Generator calls through, base frozen). Reported per side: median seconds per step and per update, peak
-RSS, trained parameters and their AdamW state (bytes), held-out pass@1 before and after and the gain.
+Generator calls through, base frozen) and its own learning rate (``--lora-lr``). Reported per side: median
+seconds per step and per update, peak RSS, trained parameters and their AdamW state (bytes), held-out
+pass@1 before and after and the gain.
 Results go to ``benchmarks/results/lora_vs_full.json`` and ``.png``.
 """
 
@@ -39,6 +40,9 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--side", choices=["both", *SIDES], default="both")
     ap.add_argument("--config", default="quickstart")
     ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--lora-lr", type=float, default=1e-2,
+                    help="the lora side's learning rate (a zero-initialised B needs a larger step than full "
+                         "fine-tuning's; benchmarks/per_role_compare.py's LORA_LR)")
     ap.add_argument("--override", nargs="*", default=[], help="KEY=VALUE config overrides for both sides")
     ap.add_argument("--out", type=Path, default=RESULTS)
     return ap.parse_args(argv)
@@ -53,7 +57,7 @@ def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
     overrides = list(args.override)
     if side == "lora":
         overrides += ["policies.mode=shared_lora", "policies.roles=[generator]", f"policies.rank={args.rank}",
-                      f"policies.alpha={2 * args.rank}"]
+                      f"policies.alpha={2 * args.rank}", f"optim.lr={args.lora_lr}"]
     overrides += ["tracking.log_checkpoints=false"]
     parsed = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
     config = load_config(TrainingConfig, args.config, parsed)
@@ -95,11 +99,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for side in SIDES:  # one process each: peak RSS is per process
             out = Path(tmp) / f"{side}.json"
             cmd = [sys.executable, "-m", "benchmarks.lora_vs_full", "--side", side, "--config", args.config,
-                   "--rank", str(args.rank), "--out", str(out), "--override", *args.override]
+                   "--rank", str(args.rank), "--lora-lr", str(args.lora_lr), "--out", str(out),
+                   "--override", *args.override]
             subprocess.run(cmd, cwd=ROOT, check=True)
             sides[side] = json.loads(out.read_text())
     result = {"cpu": cpu_name(), "config": args.config, "overrides": args.override, "lora_rank": args.rank,
-              "sides": sides}
+              "lora_lr": args.lora_lr, "sides": sides}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     _plot(result, args.out.with_suffix(".png"))
