@@ -26,7 +26,8 @@ def hooks() -> RecordingHooks:
 @pytest.fixture
 async def manager(hooks: RecordingHooks, tmp_path):  # type: ignore[no-untyped-def]
     # Seeded: which requests a shadow mirrors is a coin flip per request, and the share is checked below.
-    m = RolloutManager(CHAMP, POLICY, hooks, tracking_uri=f"sqlite:///{tmp_path}/mlflow.db", rng=random.Random(0))
+    m = RolloutManager(CHAMP, POLICY, hooks, tracking_uri=f"sqlite:///{tmp_path}/mlflow.db",
+                       rng=random.Random(0))
     yield m
     await m.aclose()
 
