@@ -9,7 +9,10 @@ from pydantic import Field, field_validator
 
 from coding_framework.config.loader import StrictModel
 
-__all__ = ["LORA_TARGETS", "SHARED_ADAPTER", "PoliciesConfig", "PolicyMode"]
+__all__ = [
+    "ADAPTERS_DIR", "ADAPTER_CONFIG", "ADAPTER_FILE", "LORA_TARGETS", "SHARED_ADAPTER", "PoliciesConfig",
+    "PolicyMode",
+]
 
 PolicyMode = Literal["full", "shared_lora", "per_role_lora"]
 
@@ -17,6 +20,11 @@ PolicyMode = Literal["full", "shared_lora", "per_role_lora"]
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # The one adapter's name in `shared_lora` mode.
 SHARED_ADAPTER = "policy"
+# A saved model's adapters, as training writes and serving reads them: <model dir>/adapters/<name>/, each
+# a peft directory.
+ADAPTERS_DIR = "adapters"
+ADAPTER_FILE = "adapter_model.safetensors"
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 class PoliciesConfig(StrictModel):

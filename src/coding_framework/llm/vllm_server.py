@@ -16,6 +16,7 @@ from typing import IO, Any, Literal, Self
 from pydantic import Field
 
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.policies import ADAPTER_CONFIG, ADAPTERS_DIR
 from coding_framework.llm.base import EngineError
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 from coding_framework.llm.processes import stop_group, wait_healthy
@@ -205,7 +206,7 @@ class VLLMServer:
 
 def adapter_modules(model_dir: str | Path) -> dict[str, Path]:
     """The per-role adapters a trained model directory holds (``adapters/<name>/``), for ``lora_modules``."""
-    root = Path(model_dir) / "adapters"
+    root = Path(model_dir) / ADAPTERS_DIR
     if not root.is_dir():
         return {}
-    return {p.name: p for p in sorted(root.iterdir()) if (p / "adapter_config.json").is_file()}
+    return {p.name: p for p in sorted(root.iterdir()) if (p / ADAPTER_CONFIG).is_file()}

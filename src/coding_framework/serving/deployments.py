@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import aiohttp
 
-from coding_framework.config.policies import PoliciesConfig
+from coding_framework.config.policies import ADAPTERS_DIR, PoliciesConfig
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.base import EngineError
 from coding_framework.logs import get_logger
 from coding_framework.serving.backends import HttpReplica, LocalReplica, Replica
 from coding_framework.serving.pool import HealthMonitor, VersionPool
 from coding_framework.serving.roles import check_role, policies_of, role_adapters_map
-from coding_framework.serving.versions import ADAPTERS_DIR, Version, resolve_version
+from coding_framework.serving.versions import Version, resolve_version
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

@@ -15,9 +15,9 @@ import json
 
 from coding_framework.agents.generator import CodeGenerator
 from coding_framework.agents.reviewer import REVIEWER_ROLE
-from coding_framework.config.policies import SHARED_ADAPTER, PoliciesConfig
+from coding_framework.config.policies import ADAPTER_CONFIG, SHARED_ADAPTER, PoliciesConfig
 from coding_framework.serving.errors import bad_request
-from coding_framework.serving.versions import ADAPTER_CONFIG, Version
+from coding_framework.serving.versions import Version
 
 DEFAULT_ROLE = CodeGenerator.role
 AGENT_ROLES = (CodeGenerator.role, REVIEWER_ROLE)

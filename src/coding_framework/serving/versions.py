@@ -28,17 +28,15 @@ from pathlib import Path
 import httpx
 import yaml
 
+from coding_framework.config.policies import ADAPTER_CONFIG, ADAPTERS_DIR
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.weights import weights_checksum
-from coding_framework.training.tracking import ADAPTER_TAG, adapter_checksums
+from coding_framework.training.tracking import ADAPTER_TAG, WEIGHTS_TAG, adapter_checksums
 
-WEIGHTS_TAG = "weights_sha256"
 SPEC_FORMS = (
     "embedded, a model directory, models:/NAME/VERSION, models:/NAME@ALIAS or http(s)://HOST/v1@MODEL"
 )
 _REGISTRY = re.compile(r"^models:/(?P<name>[^/@]+)(?:/(?P<version>\d+)|@(?P<alias>[\w.-]+))$")
-ADAPTERS_DIR = "adapters"
-ADAPTER_CONFIG = "adapter_config.json"
 _VOLATILE = ("base_model_name_or_path", "revision", "peft_version", "inference_mode")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from transformers import PreTrainedModel
 
+from coding_framework.config.policies import ADAPTERS_DIR
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters, base_state_dict
 from coding_framework.llm.local import LocalEngine
@@ -27,9 +28,8 @@ from coding_framework.training.rollout import derive_seed
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.update import PolicyUpdate
 
-__all__ = ["ADAPTERS_DIR", "SHARED", "RolePolicies"]
+__all__ = ["SHARED", "RolePolicies"]
 
-ADAPTERS_DIR = "adapters"
 SHARED = ""  # the key of the one update in `full` mode
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from coding_framework.config.policies import ADAPTER_FILE, ADAPTERS_DIR
 from coding_framework.config.training import TrackingConfig
 from coding_framework.llm.weights import weights_checksum
 from coding_framework.logs import get_logger
@@ -68,8 +69,8 @@ def adapter_checksums(model_dir: Path) -> dict[str, str]:
     """sha256 of each ``adapters/<name>/adapter_model.safetensors`` a model directory holds, by name."""
     import hashlib
 
-    root = model_dir / "adapters"
-    files = sorted(root.glob("*/adapter_model.safetensors")) if root.is_dir() else []
+    root = model_dir / ADAPTERS_DIR
+    files = sorted(root.glob(f"*/{ADAPTER_FILE}")) if root.is_dir() else []
     return {f.parent.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
@@ -187,7 +188,7 @@ class MLflowTracker:
             for name, digest in adapters.items():
                 self.client.set_model_version_tag(registered_name, str(version), ADAPTER_TAG + name, digest)
             if adapters:
-                self.client.log_artifacts(self.run_id, str(model_dir / "adapters"), "adapters")
+                self.client.log_artifacts(self.run_id, str(model_dir / ADAPTERS_DIR), ADAPTERS_DIR)
                 out["adapters"] = adapters
             out.update(
                 registered_model=registered_name, registered_version=version, alias=CHALLENGER_ALIAS
