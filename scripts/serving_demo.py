@@ -142,13 +142,11 @@ def _register_broken(uri: str, name: str, work: Path) -> int:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from coding_framework.config.serving import ServingConfig
     from coding_framework.config.training import TrackingConfig
-    from coding_framework.serving.versions import resolve_version
+    from coding_framework.models import resolve_model
     from coding_framework.training.tracking import MLflowTracker
 
-    source = resolve_version(f"models:/{name}@challenger", ServingConfig(mlflow_uri=uri,
-                                                                          model_cache=work / "cache"))
+    source = resolve_model(f"models:/{name}@challenger", registry_uri=uri, cache_dir=work / "cache")
     assert source.model_dir is not None
     broken = work / "broken-model"
     shutil.copytree(source.model_dir, broken)

@@ -107,7 +107,7 @@ def test_evaluate_with_a_model_grades_in_the_same_sandbox(monkeypatch, sandbox_y
     ((config,),) = seen
     sandbox = config.sandbox
     assert (sandbox.backend, sandbox.workers, sandbox.limits.timeout_s) == ("docker", 3, 4.0)
-    assert config.agents.model == "embedded" and config.graph == load_config(GraphConfig, "graph")
+    assert str(config.agents.model) == "embedded" and config.graph == load_config(GraphConfig, "graph")
 
 
 def test_evaluate_lists_the_valid_backends_for_a_bad_flag() -> None:

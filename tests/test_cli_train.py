@@ -113,4 +113,4 @@ def test_supervisor_train_agents_returns_typed_results_and_switches_to_the_train
         assert isinstance(results, TrainingResults)
         assert results.algorithm == "dapo" and results.seed == 3
         assert results.steps == 2  # ceil(5 episodes / (2 problems x 2 samples))
-        assert supervisor.config.agents.model == f"local:{results.final_model_dir}"
+        assert str(supervisor.config.agents.model) == f"local:{results.final_model_dir}"

@@ -1,7 +1,8 @@
-"""Dependencies point one way. From the bottom: config, logs and problems; sandbox; grading; rewards and
-embedded; llm; agents; graphs; training, evaluation, serving and curation; supervisor; cli. A module may
-import its own layer or a lower one. An upward import fails here, and so does an import of a
-`coding_framework` module that is missing from the table.
+"""Dependencies point one way. From the bottom: config, logs and the registry helper; problems; sandbox;
+grading; rewards and embedded; models; llm; agents; graphs; evaluation; training, serving and curation;
+supervisor; cli. A module may import its own package or a lower layer. An upward import fails here, and so
+do an import between two packages of one layer (they need a lower home for what they share), an import of a
+`coding_framework` module that is missing from the table, and any circle of imports between modules.
 
 The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
 The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
@@ -19,16 +20,19 @@ import coding_framework
 PACKAGE = Path(coding_framework.__file__).parent
 ROOT = "coding_framework"
 LAYERS = {
-    "config": 0, "logs": 0, "problems": 0, "registry": 0,
-    "sandbox": 1,
-    "grading": 2,
-    "rewards": 3, "embedded": 3,
-    "llm": 4,
-    "agents": 5,
-    "graphs": 6,
-    "curation": 7, "evaluation": 7, "serving": 7, "training": 7,
-    "supervisor": 8,
-    "cli": 9,
+    "config": 0, "logs": 0, "registry": 0,
+    "problems": 1,
+    "sandbox": 2,
+    "grading": 3,
+    "rewards": 4, "embedded": 4,
+    "models": 5,
+    "llm": 6,
+    "agents": 7,
+    "graphs": 8,
+    "evaluation": 9,
+    "curation": 10, "serving": 10, "training": 10,
+    "supervisor": 11,
+    "cli": 12,
 }
 JUDGE = f"{ROOT}.sandbox.judge"
 LIGHT = ("config", "problems", "sandbox", "grading")
@@ -110,7 +114,68 @@ def test_no_upward_or_unknown_imports() -> None:
                 bad.append(f"{where} imports {ROOT}.{dst}, which has no layer")
             elif LAYERS[dst] > LAYERS[src]:
                 bad.append(f"{where} imports {ROOT}.{dst} (layer {LAYERS[dst]}) from layer {LAYERS[src]}")
+            elif LAYERS[dst] == LAYERS[src]:
+                bad.append(f"{where} imports {ROOT}.{dst}, a package of its own layer {LAYERS[src]}")
     assert bad == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the `coding_framework` modules it imports (anywhere in it, lazily or for type checking)."""
+    modules = {_module_name(p): p for p in _sources()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for target, _ in _imports_of(path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+        graph[name] = found
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_import_circles_are_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circles() -> None:
+    assert import_circles(_module_graph()) == []
 
 
 def test_judge_imports_only_the_standard_library() -> None:

@@ -27,13 +27,14 @@ PUBLIC_API = {
         "CheckpointConfig", "ChoiceDimension", "ConfigError", "CurriculumConfig", "DataConfig",
         "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection",
         "GeneratorConfig", "GraphConfig", "GridDimension", "InProcessConfig", "KLConfig", "LLMConfig",
-        "LimitLearningConfig", "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "OptimConfig",
+        "LimitLearningConfig", "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "ModelRef",
+        "OptimConfig",
         "PhaseConfig", "PoliciesConfig", "PoolConfig", "PretrainConfig", "ResourceLimits",
         "ReviewCreditConfig", "ReviewWarmStartConfig", "ReviewerConfig", "RewardConfig", "RolloutConfig",
         "RolloutPolicy", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig", "ServingConfig",
         "SolveConfig", "StrictModel", "SweepConfig", "TokenizerConfig", "TrackingConfig", "TrainingConfig",
         "UniformDimension", "VerlClusterSection", "VerlConfig", "VerlRolloutSection", "WorkflowConfig",
-        "load_config", "resolve_config", "shipped_config", "shipped_config_names",
+        "load_config", "parse_model_ref", "resolve_config", "shipped_config", "shipped_config_names",
     ],
     "coding_framework.curation": [
         "FilterReport", "Mutant", "OPERATORS", "Strength", "by_pass_rate", "candidate_calls",
@@ -67,6 +68,11 @@ PUBLIC_API = {
     "coding_framework.sandbox": [
         "BackendUnavailable", "ExecutionResult", "Job", "Sandbox", "Status", "TestOutcome",
     ],
+    "coding_framework.models": [
+        "ADAPTERS_DIR", "ADAPTER_CONFIG", "ADAPTER_FILE", "ModelError", "RegistryError", "ResolvedModel",
+        "RoleAdapter", "adapter_checksums", "is_model_dir", "policies_for", "resolve_model",
+        "role_adapter_map", "roles_for", "version_checksum", "weights_checksum",
+    ],
     "coding_framework.sandbox.backends": [
         "BACKENDS", "BackendUnavailable", "BwrapWorker", "DockerWorker", "Worker", "get_backend",
         "register_backend",
@@ -77,8 +83,8 @@ PUBLIC_API = {
     ],
     "coding_framework.sandbox.judge": ["wire"],
     "coding_framework.serving": [
-        "RolloutConflict", "RolloutHooks", "RolloutManager", "Route", "ServerThread", "Version", "create_app",
-        "resolve_version", "run_server",
+        "RolloutConflict", "RolloutHooks", "RolloutManager", "Route", "ServerThread", "create_app",
+        "run_server",
     ],
     "coding_framework.training": [
         "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",

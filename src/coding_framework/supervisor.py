@@ -18,11 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from coding_framework.agents.executor import completion_for
 from coding_framework.agents.factory import Agents, build_agents
 from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.model_ref import parse_model_ref
 from coding_framework.evaluation.episodes import grade, repeat, score
 from coding_framework.evaluation.samples import resolve_source
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
+from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark
 
@@ -120,11 +122,13 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return box["value"]
 
 
-def episode_input(problem: Problem | str) -> dict[str, Any]:
+def episode_input(problem: Problem | str, seed: int | None = None) -> dict[str, Any]:
+    """The graph's input for one episode; ``seed`` seeds its LLM calls (None: the agents' own seeds)."""
+    extra = {} if seed is None else {"seed": seed}
     if isinstance(problem, Problem):
-        return {"problem": problem.model_dump()}
+        return {"problem": problem.model_dump(), **extra}
     if isinstance(problem, str):
-        return {"text": problem}
+        return {"text": problem, **extra}
     raise TypeError(f"solve() takes a Problem or a problem statement (str), not {type(problem).__name__}")
 
 
@@ -156,6 +160,7 @@ class CodingSupervisor:
         self.close()
 
     def close(self) -> None:
+        self._release_agents()
         if self._owned_grader is not None:
             self._owned_grader.close()
             self._owned_grader = None
@@ -187,13 +192,24 @@ class CodingSupervisor:
         async with sqlite_checkpointer(db) as saver:
             yield build_graph(self.agents, self.config.graph, checkpointer=saver)
 
-    async def asolve(self, problem: Problem | str, *, thread_id: str | None = None) -> SolveResult:
-        async with self.graph() as graph:
-            return await self._episode(graph, episode_input(problem), thread_id)
+    def _release_agents(self) -> None:
+        """Drop the agents, closing the engines built for them (a vLLM server one started stops)."""
+        agents, self._agents = self._agents, None
+        if agents is not None and agents.engines is not None:
+            agents.engines.close()
 
-    def solve(self, problem: Problem | str, *, thread_id: str | None = None) -> SolveResult:
-        """Solve a ``Problem`` (with tests) or a free-text statement (no tests, so never ``passed``)."""
-        return run_sync(lambda: self.asolve(problem, thread_id=thread_id))
+    async def asolve(
+        self, problem: Problem | str, *, thread_id: str | None = None, seed: int | None = None
+    ) -> SolveResult:
+        async with self.graph() as graph:
+            return await self._episode(graph, episode_input(problem, seed), thread_id)
+
+    def solve(
+        self, problem: Problem | str, *, thread_id: str | None = None, seed: int | None = None
+    ) -> SolveResult:
+        """Solve a ``Problem`` (with tests) or a free-text statement (no tests, so never ``passed``).
+        With ``seed``, the same model, config and seed write the same code."""
+        return run_sync(lambda: self.asolve(problem, thread_id=thread_id, seed=seed))
 
     async def _episode(
         self, graph: CompiledStateGraph, inputs: dict[str, Any], thread_id: str | None
@@ -230,20 +246,26 @@ class CodingSupervisor:
             )
 
     async def asolve_many(
-        self, problems: Sequence[Problem | str], *, on_done: Callable[[], None] | None = None
+        self,
+        problems: Sequence[Problem | str],
+        *,
+        on_done: Callable[[], None] | None = None,
+        seed: int | None = None,
     ) -> list[SolveResult]:
-        """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order."""
+        """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order.
+        With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``: the results do not depend on timing."""
         gate = asyncio.Semaphore(self.config.graph.concurrency)
 
-        async def one(graph: CompiledStateGraph, problem: Problem | str) -> SolveResult:
+        async def one(graph: CompiledStateGraph, i: int, problem: Problem | str) -> SolveResult:
+            own = None if seed is None else row_seed(seed, i)
             async with gate:
-                result = await self._episode(graph, episode_input(problem), None)
+                result = await self._episode(graph, episode_input(problem, own), None)
             if on_done is not None:
                 on_done()
             return result
 
         async with self.graph() as graph:
-            return list(await asyncio.gather(*(one(graph, p) for p in problems)))
+            return list(await asyncio.gather(*(one(graph, i, p) for i, p in enumerate(problems))))
 
     def evaluate(
         self,
@@ -255,17 +277,19 @@ class CodingSupervisor:
         split: str = "all",
         ks: Sequence[int] = (1, 10, 100),
         progress: bool = True,
+        seed: int | None = None,
     ) -> EvaluationReport:
         """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
 
         ``benchmark`` is a name for ``problems.load_benchmark`` (with ``data``/``split``) or a list of
         problems; ``limit`` keeps the first problems only. pass@k is reported for each k <= n_samples.
+        With ``seed``, two runs with the same model and config give the same samples.
         """
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         name, problems = _problems(benchmark, data, split, limit)
         jobs = repeat(problems, n_samples)
-        results = run_sync(lambda: self._generate(jobs, progress))
+        results = run_sync(lambda: self._generate(jobs, progress, seed))
         completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]
         programs = [p.completion_program(c) for p, c in zip(jobs, completions, strict=True)]
         graded = grade(self.grader, jobs, programs, progress=progress)
@@ -294,14 +318,14 @@ class CodingSupervisor:
             samples=samples,
         )
 
-    async def _generate(self, jobs: Sequence[Problem], progress: bool) -> list[SolveResult]:
+    async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None) -> list[SolveResult]:
         if not progress:
-            return await self.asolve_many(jobs)
+            return await self.asolve_many(jobs, seed=seed)
         from rich.progress import Progress
 
         with Progress(transient=False) as bar:
             task = bar.add_task("generating", total=len(jobs))
-            return await self.asolve_many(jobs, on_done=lambda: bar.advance(task))
+            return await self.asolve_many(jobs, on_done=lambda: bar.advance(task), seed=seed)
 
     def train_agents(
         self,
@@ -321,7 +345,8 @@ class CodingSupervisor:
         default: this supervisor's workflow with the training defaults). ``algorithm``, ``seed`` and
         ``device`` (auto|cpu|cuda) replace the config's when given; ``episodes`` sets the steps to
         ``ceil(episodes / (problems_per_step * group_size))``. Afterwards ``solve``/``evaluate`` use the
-        trained model. Seeds, thread count and other process-wide state are restored when it returns.
+        trained model, its role adapters included. Seeds, thread count and other process-wide state are
+        restored when it returns.
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
@@ -339,9 +364,12 @@ class CodingSupervisor:
         results = run_sync(
             lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run())
         )
-        agents = self.config.agents.model_copy(update={"model": f"local:{results.final_model_dir}"})
+        trained = parse_model_ref(f"local:{results.final_model_dir}")
+        agents = self.config.agents.model_copy(update={"model": trained})
+        agents.generator = agents.generator.model_copy(update={"model": None})
+        agents.reviewer = agents.reviewer.model_copy(update={"model": None})
         self.config = self.config.model_copy(update={"agents": agents})
-        self._agents = None
+        self._release_agents()
         return results
 
 

@@ -14,7 +14,8 @@ from coding_framework.config.policies import PoliciesConfig
 from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
-from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig, adapter_modules
+from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
+from coding_framework.models import ADAPTERS_DIR
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -41,7 +42,7 @@ def adapted(vllm_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> t
 
 def test_vllm_serves_each_roles_adapter(vllm_venv: Path, vllm_model_dir: Path, adapted, tmp_path) -> None:
     local, model_dir = adapted
-    modules = adapter_modules(model_dir)
+    modules = {p.name: p for p in sorted((model_dir / ADAPTERS_DIR).iterdir())}
     assert sorted(modules) == list(ROLES)
     config = VLLMServerConfig(venv=vllm_venv, served_model_name="embedded", max_model_len=1024,
                               max_num_seqs=4, dtype="float32", kv_cache_gib=1, lora_modules=modules,

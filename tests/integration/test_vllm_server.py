@@ -182,10 +182,8 @@ async def test_inference_graph_runs_an_episode_through_vllm(vllm_server: VLLMSer
     from coding_framework.llm.factory import build_chat_model
 
     llm = LLMConfig(
-        backend="openai",
-        base_url=f"{vllm_server.url}/v1",
-        model=vllm_server.name,
-        tokenizer=str(vllm_server.model_dir),
+        model=f"openai:{vllm_server.url}/v1@{vllm_server.name}",
+        tokenizer=f"local:{vllm_server.model_dir}",
         sampling=SamplingConfig(max_new_tokens=48, seed=0),
     )
     chat = build_chat_model(llm)

@@ -19,10 +19,10 @@ from transformers import PreTrainedModel
 
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.serving import PoolConfig, ServingConfig, SolveConfig
-from coding_framework.llm.adapters import ADAPTER_FILE, RoleAdapters
+from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.local import LocalEngine
+from coding_framework.models import ADAPTER_FILE, resolve_model
 from coding_framework.serving import ServerThread
-from coding_framework.serving.versions import resolve_version
 from tests.serving.conftest import assert_openai_error, chat_body
 from tests.serving.role_models import MAX_TOKENS, PROMPT, ROLES, build_per_role_dir, reference
 
@@ -59,7 +59,7 @@ def _answer(response: httpx.Response) -> tuple[str, int]:
 
 
 def test_a_per_role_version_is_the_base_and_every_adapter(per_role_dir: Path, tmp_path: Path) -> None:
-    version = resolve_version(str(per_role_dir), ServingConfig())
+    version = resolve_model(str(per_role_dir))
     assert [a.name for a in version.adapters] == list(ROLES)
     for adapter in version.adapters:
         digest = hashlib.sha256((per_role_dir / "adapters" / adapter.name / ADAPTER_FILE).read_bytes())
@@ -73,7 +73,7 @@ def test_a_per_role_version_is_the_base_and_every_adapter(per_role_dir: Path, tm
     first = sorted(tensors)[0]
     tensors[first] = tensors[first] + 1e-3
     save_file(tensors, str(reviewer))
-    changed = resolve_version(str(other), ServingConfig())
+    changed = resolve_model(str(other))
     assert changed.checksum != version.checksum and changed.id != version.id
     by_name = {a.name: a.sha256 for a in changed.adapters}
     before = {a.name: a.sha256 for a in version.adapters}
@@ -84,10 +84,10 @@ def test_a_per_role_version_is_the_base_and_every_adapter(per_role_dir: Path, tm
     config["base_model_name_or_path"] = "/elsewhere"
     config["target_modules"] = list(reversed(config["target_modules"]))
     config_path.write_text(json.dumps(config))
-    assert resolve_version(str(other), ServingConfig()).checksum == changed.checksum
+    assert resolve_model(str(other)).checksum == changed.checksum
     config["lora_alpha"] = 16
     config_path.write_text(json.dumps(config))
-    assert resolve_version(str(other), ServingConfig()).checksum != changed.checksum
+    assert resolve_model(str(other)).checksum != changed.checksum
 
 
 def test_each_roles_calls_run_through_its_adapter(role_server: ServerThread, per_role_dir: Path,
@@ -113,7 +113,7 @@ def test_each_roles_calls_run_through_its_adapter(role_server: ServerThread, per
 
         listed = client.get("/v1/models").json()["data"]
     [model] = listed
-    version = resolve_version(str(per_role_dir), ServingConfig())
+    version = resolve_model(str(per_role_dir))
     assert model["id"] == version.id and model["checksum"] == version.checksum
     assert model["adapters"] == {a.name: {"sha256": a.sha256} for a in version.adapters}
     assert model["roles"] == {"generator": "generator", "reviewer": "reviewer"}
@@ -200,23 +200,26 @@ def test_the_registry_attests_each_adapter(per_role_dir: Path, tmp_path: Path) -
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     (tmp_path / "run").mkdir()
     MLflowTracker(TrackingConfig(mlflow_uri=uri), tmp_path / "run").log_model(per_role_dir, "roles")
-    config = ServingConfig(mlflow_uri=uri, model_cache=tmp_path / "cache")
-    version = resolve_version("models:/roles@challenger", config)
-    local = resolve_version(str(per_role_dir), ServingConfig())
+    version = resolve_model("models:/roles@challenger", registry_uri=uri, cache_dir=tmp_path / "cache")
+    local = resolve_model(str(per_role_dir))
     assert version.checksum == local.checksum and version.id == f"roles/1@{local.checksum[:12]}"
     assert [(a.name, a.sha256) for a in version.adapters] == [(a.name, a.sha256) for a in local.adapters]
 
-    # Someone swaps the downloaded Reviewer adapter for another: the registry's tag catches it, by name.
-    assert version.model_dir is not None
-    tampered = version.model_dir / "adapters" / "reviewer" / ADAPTER_FILE
-    tensors = load_file(str(tampered))
-    tensors = {k: v * 1.01 for k, v in tensors.items()}
-    save_file(tensors, str(tampered))
+    # Someone swaps the stored Reviewer adapter for another: the registry's tag catches it, by name.
+    [stored] = (tmp_path / "run").glob(f"**/hf_model/adapters/reviewer/{ADAPTER_FILE}")
+    tensors = load_file(str(stored))
+    save_file({k: v * 1.01 for k, v in tensors.items()}, str(stored))
     with pytest.raises(ValueError, match=r"attestation failed .*adapter_sha256\.reviewer.*'reviewer'"):
-        resolve_version("models:/roles/1", config)
-    shutil.rmtree(version.model_dir / "adapters" / "reviewer")
+        resolve_model("models:/roles/1", registry_uri=uri, cache_dir=tmp_path / "fresh")
+    shutil.rmtree(stored.parent)
     with pytest.raises(ValueError, match="attests adapter 'reviewer', the download has no such adapter"):
-        resolve_version("models:/roles/1", config)
+        resolve_model("models:/roles/1", registry_uri=uri, cache_dir=tmp_path / "fresher")
+    # A tampered copy in the cache is fetched anew from the store, never served.
+    assert version.model_dir is not None
+    cached = version.model_dir / "adapters" / "generator" / ADAPTER_FILE
+    cached.write_bytes(cached.read_bytes()[:-1] + b"\x00")
+    with pytest.raises(ValueError, match="attestation failed"):
+        resolve_model("models:/roles/1", registry_uri=uri, cache_dir=tmp_path / "cache")
 
 
 @pytest.mark.slow

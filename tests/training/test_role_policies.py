@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
-from coding_framework.llm.adapters import ADAPTER_FILE
+from coding_framework.models import ADAPTER_FILE
 from coding_framework.training import Trainer
 from tests.training._tiny_run import comparable, tiny_config
 

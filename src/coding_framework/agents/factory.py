@@ -11,6 +11,7 @@ from coding_framework.agents.generator import CodeGenerator
 from coding_framework.agents.reviewer import REVIEWER_ROLE, CodeReviewer, LLMReviewer, StaticReviewer
 from coding_framework.config.agents import AgentMode, AgentsConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
+from coding_framework.config.model_ref import ModelRef
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.factory import build_chat_model, build_engine
 
@@ -22,25 +23,39 @@ class Agents:
     generator: CodeGenerator
     executor: CodeExecutor
     reviewer: CodeReviewer | None
+    engines: EngineCache | None = None
+    """The engines built for these agents' specs; ``engines.close()`` releases them."""
 
 
 class EngineCache:
-    """One engine per backend spec, so a Generator and an LLM Reviewer on the same model share its weights."""
+    """One engine per model spec, so a Generator and an LLM Reviewer on the same model share its weights.
+    ``close`` closes the engines it built (a vLLM server one started stops with it)."""
 
     def __init__(self) -> None:
         self._engines: dict[str, TokenEngine] = {}
+        self._built: list[TokenEngine] = []
 
-    def add(self, spec: str, engine: TokenEngine) -> None:
-        self._engines[spec] = engine
+    def add(self, spec: ModelRef, engine: TokenEngine) -> None:
+        self._engines[str(spec)] = engine
 
-    def get(self, spec: str) -> TokenEngine:
-        if spec not in self._engines:
-            self._engines[spec] = build_engine(spec)
-        return self._engines[spec]
+    def get(self, spec: ModelRef) -> TokenEngine:
+        key = str(spec)
+        if key not in self._engines:
+            self._engines[key] = build_engine(spec)
+            self._built.append(self._engines[key])
+        return self._engines[key]
 
-    def chat_model(self, spec: str, sampling: SamplingConfig, role: str | None = None) -> BaseChatModel:
+    def chat_model(self, spec: ModelRef, sampling: SamplingConfig, role: str | None = None) -> BaseChatModel:
         config = LLMConfig.from_spec(spec, sampling=sampling)
         return build_chat_model(config, engine=self.get(spec), role=role)
+
+    def close(self) -> None:
+        built, self._built = self._built, []
+        for engine in built:
+            close = getattr(engine, "close", None)
+            if close is not None:
+                close()
+        self._engines.clear()
 
 
 def build_agents(
@@ -83,4 +98,5 @@ def build_agents(
             config.reviewer_model(), config.reviewer.sampling, role=REVIEWER_ROLE
         )
         reviewer = LLMReviewer(model, config.reviewer)
-    return Agents(generator=generator, executor=CodeExecutor(grader, config.executor), reviewer=reviewer)
+    return Agents(generator=generator, executor=CodeExecutor(grader, config.executor), reviewer=reviewer,
+                  engines=engines)

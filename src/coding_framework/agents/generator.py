@@ -16,7 +16,9 @@ from coding_framework.agents.replay import RecordedTurn
 from coding_framework.agents.types import Draft
 from coding_framework.config.agents import GeneratorConfig
 from coding_framework.config.llm import SamplingConfig
+from coding_framework.config.policies import GENERATOR_ROLE
 from coding_framework.llm.base import SamplingParams, TokenEngine
+from coding_framework.llm.sampling import row_seed
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import extract_code, generation_messages, revision_messages
@@ -81,7 +83,7 @@ class CodeGenerator:
     serves many concurrent episodes.
     """
 
-    role = "generator"
+    role = GENERATOR_ROLE
     """The role its calls are recorded under in the TokenSession."""
 
     def __init__(
@@ -102,16 +104,27 @@ class CodeGenerator:
         self.params = sampling_params(self.config.sampling)
 
     async def adraft(
-        self, problem: Problem, history: Sequence[Attempt] = (), calls: Sequence[dict[str, Any]] = ()
+        self,
+        problem: Problem,
+        history: Sequence[Attempt] = (),
+        calls: Sequence[dict[str, Any]] = (),
+        seed: int | None = None,
     ) -> Draft:
-        """Write the next draft. ``history`` holds the earlier rounds; ``calls`` their training records."""
+        """Write the next draft. ``history`` holds the earlier rounds; ``calls`` their training records.
+        ``seed`` (the episode's) seeds a chat model's call for this round; None keeps its own seed."""
         if self.engine is not None:
             return await self._draft_in_session(problem, history, calls)
-        return await self._draft_with_chat_model(problem, history)
+        return await self._draft_with_chat_model(problem, history, seed)
 
-    async def _draft_with_chat_model(self, problem: Problem, history: Sequence[Attempt]) -> Draft:
+    async def _draft_with_chat_model(
+        self, problem: Problem, history: Sequence[Attempt], seed: int | None
+    ) -> Draft:
         assert self.chat_model is not None
-        answer = await self.chat_model.ainvoke(conversation(problem, history))
+        messages = conversation(problem, history)
+        if seed is None:
+            answer = await self.chat_model.ainvoke(messages)
+        else:
+            answer = await self.chat_model.ainvoke(messages, seed=row_seed(seed, len(history)))
         text = message_text(answer)
         prompt_tokens, completion_tokens = token_usage(answer)
         return Draft(

@@ -12,11 +12,11 @@ from coding_framework.agents.chat import message_text, token_usage
 from coding_framework.agents.generator import sampling_params
 from coding_framework.agents.types import Execution, Finding, Review
 from coding_framework.config.agents import ReviewerConfig
+from coding_framework.config.policies import REVIEWER_ROLE
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 
-REVIEWER_ROLE = "reviewer"
 """The role an LLM Reviewer's calls carry to the engine (its adapter, with per-role adapters) and are recorded
 under in a TokenSession (its training rows' role)."""
 

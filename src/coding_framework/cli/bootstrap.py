@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
 from coding_framework.cli.output import fail, print_result_line
 
 

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import (
+    MODEL_HELP,
+    model_flag,
+    resolved_or_fail,
+    sandbox_settings,
+    workflow_config,
+)
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.problems import BENCHMARKS
 
@@ -93,7 +100,7 @@ def stats(
 @data_app.command()
 def rank(
     benchmark: str = _BENCHMARK,
-    model: str = typer.Option(..., help="Reference policy: embedded | local:/path | openai:URL@model."),
+    model: str = typer.Option(..., help=f"The reference policy. {MODEL_HELP}"),
     n: int = typer.Option(4, "-n", "--n", min=1, help="Samples per problem."),
     out: Path = typer.Option(..., help="Where to write the ranked problem records (JSONL)."),
     data: Path = _DATA,
@@ -102,21 +109,23 @@ def rank(
     rounds: int = typer.Option(1, min=1, help="Workflow rounds per sample (1: single-draft pass rate)."),
 ) -> None:
     """Store each problem's empirical pass rate under MODEL (n samples each) and write them out."""
-    from coding_framework.cli.evaluate import sandbox_settings
-    from coding_framework.cli.solve import workflow_config
     from coding_framework.config import ConfigError
     from coding_framework.curation import with_pass_rates
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
     from coding_framework.supervisor import CodingSupervisor
 
+    ref = model_flag(model)
+    if not ref.is_endpoint:
+        resolved_or_fail(ref)
     problems = _load(benchmark, data, split)[:limit]
     try:
-        config = workflow_config(model=model, max_rounds=rounds)
+        config = workflow_config(model=ref, max_rounds=rounds)
         config.sandbox = sandbox_settings(None)
         with CodingSupervisor(config) as supervisor:
             report = supervisor.evaluate(problems, n_samples=n)
-        ranked = with_pass_rates(problems, [(s["task_id"], s["passed"]) for s in report.samples], model)
+        outcomes = [(s["task_id"], s["passed"]) for s in report.samples]
+        ranked = with_pass_rates(problems, outcomes, str(ref))
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     path, plot = _write(ranked, out, benchmark)
@@ -149,7 +158,6 @@ def filter_(
     ),
 ) -> None:
     """Mutation-test every problem's tests with the grader; flag (and optionally strengthen) weak ones."""
-    from coding_framework.cli.evaluate import sandbox_settings
     from coding_framework.config import ConfigError
     from coding_framework.curation import dataset_kill_rate, filter_by_strength
     from coding_framework.grading import Grader

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import ADMIN_KEY_ENV, MODEL_HELP, model_flag
 from coding_framework.cli.output import fail, print_result_line
-from coding_framework.cli.serve import ADMIN_KEY_ENV
 
 if TYPE_CHECKING:
     import httpx
@@ -22,8 +22,7 @@ STRATEGIES = ("immediate", "shadow", "canary")
 def deploy(
     spec: Annotated[
         str,
-        typer.Argument(help="The candidate: a model dir | models:/NAME/VERSION | models:/NAME@ALIAS | "
-                       "http(s)://HOST/v1@MODEL | embedded."),
+        typer.Argument(help=f"The candidate. {MODEL_HELP}"),
     ],
     server: Annotated[str, typer.Option(help="The model server's base URL.")] = "http://127.0.0.1:8080",
     strategy: Annotated[str, typer.Option(help=" | ".join(STRATEGIES))] = "canary",
@@ -59,7 +58,7 @@ def deploy(
 
     if strategy not in STRATEGIES:
         fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    body: dict[str, Any] = {"candidate": spec, "strategy": strategy}
+    body: dict[str, Any] = {"candidate": str(model_flag(spec)), "strategy": strategy}
     if steps is not None:
         body["steps"] = _parse_steps(steps)
     headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else {}

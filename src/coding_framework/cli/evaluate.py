@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import MODEL_HELP, model_flag, resolved_or_fail, sandbox_settings
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.problems import BENCHMARKS
 
 if TYPE_CHECKING:
     from coding_framework.config import SandboxConfig
+    from coding_framework.config.model_ref import ModelRef
 
 
 @app.command()
@@ -50,12 +52,15 @@ def evaluate(
         help="Sandbox YAML: a path or a shipped name (default: shipped sandbox); "
         "--timeout, --workers and --backend override it when given.",
     ),
-    model: str = typer.Option(
-        None,
-        help="Generate with the workflow first: embedded | local:/path | openai:http://host:port/v1@model.",
-    ),
+    model: str = typer.Option(None, help=f"Generate with the workflow first. {MODEL_HELP}"),
     n_samples: int = typer.Option(1, min=1, help="With --model: episodes per problem."),
     limit: int = typer.Option(None, min=1, help="With --model: only the first N problems."),
+    seed: int = typer.Option(
+        0, help="With --model: seeds the sampling; the same model, config and seed give the same samples."
+    ),
+    agents_config: str | None = typer.Option(
+        None, help="With --model: agents YAML, a path or a shipped name (default: shipped agents)."
+    ),
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -70,7 +75,10 @@ def evaluate(
     except ConfigError as exc:
         fail(str(exc))
     if model is not None:
-        _generate_and_grade(benchmark, model, n_samples, limit, data, results, sandbox)
+        ref = model_flag(model)
+        if not ref.is_endpoint:
+            resolved_or_fail(ref)
+        _generate_and_grade(benchmark, ref, n_samples, limit, data, results, sandbox, seed, agents_config)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -108,41 +116,18 @@ def _grade_samples(
     print_result_line(summary)
 
 
-def sandbox_settings(
-    path: str | None,
-    *,
-    timeout: float | None = None,
-    workers: int | None = None,
-    backend: str | None = None,
-) -> SandboxConfig:
-    """The sandbox YAML (a path or a shipped name; unset: the shipped `sandbox`), then the flags given.
-
-    ``timeout`` sets both tiers' per-sample budget: the judge's and the in-process (BigCodeBench) one.
-    """
-    from coding_framework.config import SandboxConfig, load_config, shipped_config
-
-    return load_config(
-        SandboxConfig,
-        path if path is not None else shipped_config("sandbox"),
-        overrides={
-            "limits.timeout_s": timeout,
-            "inprocess.timeout_s": timeout,
-            "workers": workers,
-            "backend": backend,
-        },
-    )
-
-
 def _generate_and_grade(
     benchmark: str,
-    model: str,
+    model: ModelRef,
     n_samples: int,
     limit: int | None,
     data: Path | None,
     results: Path | None,
     sandbox: SandboxConfig,
+    seed: int,
+    agents_config: str | None,
 ) -> None:
-    from coding_framework.cli.solve import workflow_config
+    from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
     from coding_framework.llm.base import EngineError
     from coding_framework.problems import ProblemLoadError
@@ -150,10 +135,10 @@ def _generate_and_grade(
     from coding_framework.supervisor import CodingSupervisor
 
     try:
-        config = workflow_config(model=model)
+        config = workflow_config(agents_config, model=model)
         config.sandbox = sandbox
         with CodingSupervisor(config) as supervisor:
-            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data)
+            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data, seed=seed)
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))

@@ -1,41 +1,22 @@
-"""The `coding-framework` command line. Each command lives in its own module and registers here."""
+"""The `coding-framework` command line: the Typer app (``cli.app``) with every command module registered."""
 
 from __future__ import annotations
 
-import typer
-
-app = typer.Typer(
-    name="coding-framework",
-    help="Train, evaluate and serve Generator / Executor / Reviewer coding agents.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+# One import per command module; each module decorates its functions with @app.command().
+from coding_framework.cli import (  # noqa: F401
+    bootstrap,
+    configs,
+    data,
+    deploy,
+    evaluate,
+    quickstart,
+    serve,
+    solve,
+    sweep,
+    train,
+    verl_preflight,
+    verl_train,
 )
+from coding_framework.cli.app import app
 
-
-@app.callback()
-def _root(log_level: str = typer.Option("WARNING", help="structlog level for stderr logs.")) -> None:
-    from coding_framework.logs import configure_logging
-
-    configure_logging(log_level)
-
-
-def _register() -> None:
-    # One import per command module; each module decorates functions with @app.command().
-    from coding_framework.cli import (
-        bootstrap,  # noqa: F401
-        configs,  # noqa: F401
-        data,  # noqa: F401
-        deploy,  # noqa: F401
-        evaluate,  # noqa: F401
-        quickstart,  # noqa: F401
-        serve,  # noqa: F401
-        solve,  # noqa: F401
-        sweep,  # noqa: F401
-        train,  # noqa: F401
-        verl_preflight,  # noqa: F401
-        verl_train,  # noqa: F401
-    )
-
-
-_register()
+__all__ = ["app"]

@@ -6,24 +6,16 @@ from typing import Annotated
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import ADMIN_KEY_ENV, API_KEY_ENV, MODEL_HELP, model_flag, resolved_or_fail
 from coding_framework.cli.output import fail
-
-API_KEY_ENV = "CODING_FRAMEWORK_API_KEY"
-ADMIN_KEY_ENV = "CODING_FRAMEWORK_ADMIN_KEY"
 
 
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Interface to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(min=0, max=65_535, help="Port (default 8080).")] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="The champion: embedded | a model dir | models:/NAME/VERSION | models:/NAME@ALIAS | "
-            "http(s)://HOST/v1@MODEL (default embedded)."
-        ),
-    ] = None,
+    model: Annotated[str | None, typer.Option(help=f"The champion (default embedded). {MODEL_HELP}")] = None,
     engine: Annotated[
         str | None, typer.Option(help="local | vllm | process: how model directories are served.")
     ] = None,
@@ -44,11 +36,14 @@ def serve(
     from coding_framework.config.serving import ServingConfig
     from coding_framework.serving.server import run_server
 
-    overrides = {"host": host, "port": port, "model": model, "engine": engine}
+    ref = model_flag(model) if model is not None else None
+    overrides = {"host": host, "port": port, "model": ref, "engine": engine}
     try:
         cfg = load_config(ServingConfig, config or "serving", overrides)
     except ConfigError as exc:
         fail(" ".join(line.strip() for line in str(exc).splitlines() if line.strip()))
+    if not cfg.model.is_endpoint:  # a bad champion fails here, in one line, before any server starts
+        resolved_or_fail(cfg.model, registry_uri=cfg.mlflow_uri, cache_dir=cfg.model_cache)
     if cfg.host not in ("127.0.0.1", "::1", "localhost") and not api_key:
         typer.echo(f"note: no --api-key: only loopback clients of {cfg.host} will be answered", err=True)
     try:

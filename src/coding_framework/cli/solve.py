@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import MODEL_HELP, model_flag, resolved_or_fail, workflow_config
 from coding_framework.cli.output import fail, print_result_line
 
 if TYPE_CHECKING:
-    from coding_framework.config.graph import WorkflowConfig
     from coding_framework.problems import Problem
 
 
@@ -43,36 +43,6 @@ def read_problem(path: Path) -> Problem | str:
     except ValidationError as exc:
         fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"{path} is not a valid problem: {fields}") from None
-
-
-def workflow_config(
-    agents: str | None = None,
-    graph: str | None = None,
-    sandbox: str | None = None,
-    *,
-    model: str | None = None,
-    reviewer: str | None = None,
-    max_rounds: int | None = None,
-    checkpoint_db: Path | None = None,
-) -> WorkflowConfig:
-    """The workflow from three YAMLs (paths or shipped names; unset: the shipped `agents`, `graph` and
-    `sandbox` configs), then the flags the user gave."""
-    from coding_framework.config.agents import ReviewerBackend
-    from coding_framework.config.graph import WorkflowConfig
-
-    config = WorkflowConfig.load(agents, graph, sandbox)
-    if model is not None:
-        config.agents.model = model
-        config.agents.generator.model = config.agents.reviewer.model = None
-    if reviewer is not None:
-        if reviewer not in get_args(ReviewerBackend):
-            raise ValueError(f"--reviewer must be static, llm or none, not {reviewer!r}")
-        config.agents.reviewer.backend = cast(ReviewerBackend, reviewer)
-    if max_rounds is not None:
-        config.graph.max_rounds = max_rounds
-    if checkpoint_db is not None:
-        config.graph.checkpoint_db = checkpoint_db
-    return config
 
 
 def _print_human(result: Any) -> None:
@@ -107,11 +77,11 @@ def solve(
         Path | None, typer.Option(help="A JSON/YAML Problem (with tests) or a plain-text statement.")
     ] = None,
     model: Annotated[
-        str | None,
-        typer.Option(
-            help="Backend for every LLM role: embedded | local:/path | openai:http://host:port/v1@model "
-            "(default: the agents config's)."
-        ),
+        str | None, typer.Option(help=f"{MODEL_HELP} Every LLM role uses it (default: the agents config's).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed the episode's sampling: the same model, config and seed write "
+                                 "the same code (default: the agents config's seeds).")
     ] = None,
     reviewer: Annotated[str | None, typer.Option(help="Reviewer backend: static | llm | none.")] = None,
     max_rounds: Annotated[int | None, typer.Option(min=1, help="Most drafts before giving up.")] = None,
@@ -139,6 +109,9 @@ def solve(
 
     if (problem is None) == (problem_file is None):
         fail('give the problem as text ("...") or with --problem-file FILE, not both')
+    ref = model_flag(model) if model is not None else None
+    if ref is not None and not ref.is_endpoint:
+        resolved_or_fail(ref)
     try:
         task = read_problem(problem_file) if problem_file is not None else problem or ""
         if isinstance(task, str) and not task.strip():
@@ -147,13 +120,13 @@ def solve(
             agents_config,
             graph_config,
             sandbox_config,
-            model=model,
+            model=ref,
             reviewer=reviewer,
             max_rounds=max_rounds,
             checkpoint_db=checkpoint_db,
         )
         with CodingSupervisor(config) as supervisor:
-            result = supervisor.solve(task)
+            result = supervisor.solve(task, seed=seed)
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     if as_json:

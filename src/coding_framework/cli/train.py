@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
+from coding_framework.cli.common import MODEL_HELP, model_flag
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.config.algorithm import ALGORITHM_NAMES
 
@@ -35,6 +36,11 @@ def train(
     device: Annotated[
         str | None, typer.Option(help="auto | cpu | cuda: where the policy trains (default: the config's).")
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help=f"The starting model (default: the config's); a trained model's adapters continue "
+                     f"training. {MODEL_HELP}"),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
 ) -> None:
     """Train with RL; the last stdout line is a JSON object with the final metrics."""
@@ -46,7 +52,8 @@ def train(
     from coding_framework.training.trainer import Trainer
 
     try:
-        flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device}
+        flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device,
+                 "model": model_flag(model) if model is not None else None}
         cfg = load_config(TrainingConfig, config, overrides=flags)
         results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:

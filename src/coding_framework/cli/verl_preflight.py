@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
 from coding_framework.cli.output import fail, print_result_line
 
 STAGES = {

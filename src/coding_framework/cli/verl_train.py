@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from coding_framework.cli.main import app
+from coding_framework.cli.app import app
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.config.algorithm import ALGORITHM_NAMES
 

@@ -20,6 +20,7 @@ from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
+from coding_framework.config.model_ref import ModelRef, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
@@ -83,6 +84,7 @@ __all__ = [
     "LimitsConfig",
     "LogUniformDimension",
     "MixedPrecisionSection",
+    "ModelRef",
     "OptimConfig",
     "PhaseConfig",
     "PoliciesConfig",
@@ -112,6 +114,7 @@ __all__ = [
     "VerlRolloutSection",
     "WorkflowConfig",
     "load_config",
+    "parse_model_ref",
     "resolve_config",
     "shipped_config",
     "shipped_config_names",

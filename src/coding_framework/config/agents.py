@@ -8,6 +8,7 @@ from pydantic import Field
 
 from coding_framework.config.llm import SamplingConfig
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.model_ref import MODEL_HELP, ModelRef, ModelSpec, parse_model_ref
 
 AgentMode = Literal["training", "inference"]
 ReviewerBackend = Literal["static", "llm", "none"]
@@ -20,11 +21,7 @@ def _sampling(max_new_tokens: int) -> SamplingConfig:
 class GeneratorConfig(StrictModel):
     """The Generator writes code with an LLM; in the training graph its calls go through a TokenSession."""
 
-    model: str | None = Field(
-        None,
-        description="Backend spec (`embedded`, `local:/path`, `openai:http://host:port/v1@model`); "
-        "null uses `agents.model`.",
-    )
+    model: ModelSpec | None = Field(None, description="The Generator's model spec; null uses `agents.model`.")
     sampling: SamplingConfig = Field(default_factory=lambda: _sampling(512))
 
 
@@ -50,7 +47,9 @@ class ReviewerConfig(StrictModel):
     """
 
     backend: ReviewerBackend = "static"
-    model: str | None = Field(None, description="Backend spec for `backend: llm`; null uses `agents.model`.")
+    model: ModelSpec | None = Field(
+        None, description="Model spec for `backend: llm`; null uses `agents.model`."
+    )
     sampling: SamplingConfig = Field(default_factory=lambda: _sampling(256))
     lint_select: list[str] = Field(
         default_factory=lambda: ["E9", "F", "B", "W6", "PLE", "SIM"],
@@ -67,13 +66,15 @@ class ReviewerConfig(StrictModel):
 class AgentsConfig(StrictModel):
     """All three roles. YAML defaults: the shipped `agents` config."""
 
-    model: str = Field("embedded", description="Default backend spec for every LLM-backed role.")
+    model: ModelSpec = Field(
+        parse_model_ref("embedded"), description=f"Every LLM-backed role's model. {MODEL_HELP}"
+    )
     generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
 
-    def generator_model(self) -> str:
+    def generator_model(self) -> ModelRef:
         return self.generator.model or self.model
 
-    def reviewer_model(self) -> str:
+    def reviewer_model(self) -> ModelRef:
         return self.reviewer.model or self.model

@@ -1,15 +1,14 @@
-"""Which LLM backend generates, with which model, and its default sampling settings."""
+"""Which model generates, how this process runs it, and its default sampling settings."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.loader import ConfigError, StrictModel
-
-SPEC_FORMS = '"embedded", "local:/path/to/model-dir" or "openai:http://host:port/v1@model-name"'
+from coding_framework.config.model_ref import MODEL_HELP, ModelRef, ModelSpec, parse_model_ref
 
 
 class SamplingConfig(StrictModel):
@@ -23,63 +22,50 @@ class SamplingConfig(StrictModel):
 
 
 class LLMConfig(StrictModel):
-    """An LLM backend. Build one from a spec string with ``LLMConfig.from_spec``.
+    """A model and how this process runs it. ``model`` is a ``ModelRef`` spec (``config.model_ref``):
+    the embedded default, a model directory (its role adapters applied), a registry version or an
+    OpenAI-compatible endpoint. A directory runs on ``engine`` unless the spec names one (``vllm:DIR``).
+    An endpoint tokenizes with ``tokenizer``, which must be the served model's."""
 
-    ``backend: local`` runs ``model`` (``embedded`` = the bootstrapped default model, built on first use
-    from ``embedded``; otherwise a Hugging Face model directory) in this process on ``device``.
-    ``backend: openai`` calls an OpenAI-compatible server (vLLM) at ``base_url`` serving ``model``, and
-    tokenizes with ``tokenizer`` (a model directory or ``embedded``), which must be the served model's.
-    """
-
-    backend: Literal["local", "openai"] = Field("local", description="`local` (in-process HF) or `openai`.")
-    model: str = Field(
-        "embedded", min_length=1, description="local: `embedded` or a model dir; openai: served name."
+    model: ModelSpec = Field(parse_model_ref("embedded"), description=MODEL_HELP)
+    engine: Literal["local", "vllm"] = Field(
+        "local", description="How a model directory runs: `local` (in this process) or `vllm` (a vLLM server "
+        "this process starts and stops); a `vllm:` or `local:` prefix on `model` wins."
     )
     device: str = Field("auto", description="local: `auto` (CUDA if present), `cpu`, `cuda`, `cuda:1`...")
     dtype: Literal["float32", "bfloat16", "float16"] = Field(
         "float32", description="local: weight dtype; float32 keeps logprobs exact for RL audits."
     )
     max_batch_size: int = Field(32, ge=1, description="local: most sequences decoded together.")
-    base_url: str | None = Field(None, description="openai: server URL including /v1.")
-    api_key: str | None = Field(None, description="openai: API key; None uses $OPENAI_API_KEY if set.")
-    tokenizer: str = Field("embedded", min_length=1, description="openai: tokenizer dir of the served model.")
-    timeout_s: float = Field(120.0, gt=0, description="openai: per-request timeout.")
-    max_retries: int = Field(3, ge=0, description="openai: retries on connection errors and 5xx.")
+    api_key: str | None = Field(None, description="endpoint: API key; None uses $OPENAI_API_KEY if set.")
+    tokenizer: ModelSpec = Field(
+        parse_model_ref("embedded"), description="endpoint: the served model's tokenizer (a model spec)."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="endpoint: per-request timeout.")
+    max_retries: int = Field(3, ge=0, description="endpoint: retries on connection errors and 5xx.")
+    registry_uri: str | None = Field(
+        None, description="MLflow registry for `models:/` specs; None uses $MLFLOW_TRACKING_URI."
+    )
+    vllm: dict[str, Any] = Field(
+        default_factory=dict, description="engine vllm: fields of `llm.vllm_server.VLLMServerConfig`."
+    )
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     embedded: EmbeddedModelConfig = Field(
         default_factory=EmbeddedModelConfig, description="How the embedded model is built."
     )
 
-    @model_validator(mode="after")
-    def _backend_fields(self) -> LLMConfig:
-        if self.backend == "openai" and not self.base_url:
-            raise ValueError("backend 'openai' needs base_url, e.g. http://localhost:8000/v1")
-        return self
-
     @classmethod
-    def from_spec(cls, spec: str, **overrides: Any) -> LLMConfig:
-        """``LLMConfig`` for a spec string (see ``parse_llm_spec``), other fields from ``overrides``."""
+    def from_spec(cls, spec: str | ModelRef, **overrides: Any) -> LLMConfig:
+        """``LLMConfig`` for a model spec, other fields from ``overrides``; a one-line ConfigError."""
         try:
-            return cls.model_validate({**overrides, **parse_llm_spec(spec)})
+            return cls.model_validate({**overrides, "model": spec})
         except ValueError as exc:
-            raise ConfigError(f"invalid LLM spec {spec!r}: {exc}") from None
+            raise ConfigError(_first_error(exc)) from None
 
 
-def parse_llm_spec(spec: str) -> dict[str, str]:
-    """``embedded`` | ``local:PATH`` | ``openai:URL@MODEL`` as LLMConfig fields, else a ConfigError."""
-    spec = spec.strip()
-    if spec == "embedded":
-        return {"backend": "local", "model": "embedded"}
-    kind, sep, rest = spec.partition(":")
-    if sep and kind == "local" and rest:
-        return {"backend": "local", "model": rest}
-    if sep and kind == "openai":
-        url, at, name = rest.rpartition("@")
-        if not at or not url or not name:
-            raise ConfigError(
-                f"LLM spec {spec!r}: name the served model after '@', e.g. {SPEC_FORMS.split(' or ')[-1]}"
-            )
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"LLM spec {spec!r}: the server URL must start with http:// or https://")
-        return {"backend": "openai", "base_url": url, "model": name}
-    raise ConfigError(f"unrecognised LLM spec {spec!r}; expected {SPEC_FORMS}")
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return str(first["msg"]).removeprefix("Value error, ")
+    return str(exc)

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from coding_framework.config.loader import StrictModel
 
 __all__ = [
-    "ADAPTERS_DIR", "ADAPTER_CONFIG", "ADAPTER_FILE", "LORA_TARGETS", "SHARED_ADAPTER", "PoliciesConfig",
+    "AGENT_ROLES", "GENERATOR_ROLE", "LORA_TARGETS", "REVIEWER_ROLE", "SHARED_ADAPTER", "PoliciesConfig",
     "PolicyMode",
 ]
 
@@ -20,11 +20,10 @@ PolicyMode = Literal["full", "shared_lora", "per_role_lora"]
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # The one adapter's name in `shared_lora` mode.
 SHARED_ADAPTER = "policy"
-# A saved model's adapters, as training writes and serving reads them: <model dir>/adapters/<name>/, each
-# a peft directory.
-ADAPTERS_DIR = "adapters"
-ADAPTER_FILE = "adapter_model.safetensors"
-ADAPTER_CONFIG = "adapter_config.json"
+# The roles of the agents that call an LLM: each call is recorded, trained and served under its role.
+GENERATOR_ROLE = "generator"
+REVIEWER_ROLE = "reviewer"
+AGENT_ROLES = (GENERATOR_ROLE, REVIEWER_ROLE)
 
 
 class PoliciesConfig(StrictModel):
@@ -37,7 +36,7 @@ class PoliciesConfig(StrictModel):
 
     mode: PolicyMode = Field("full", description="`full`, `shared_lora` or `per_role_lora` (see above).")
     roles: list[str] = Field(
-        default_factory=lambda: ["generator", "reviewer"],
+        default_factory=lambda: list(AGENT_ROLES),
         min_length=1,
         description="Roles that get an adapter (`per_role_lora`) or share one (`shared_lora`).",
     )

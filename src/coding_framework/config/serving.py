@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.model_ref import MODEL_HELP, ModelSpec, parse_model_ref
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import ResourceLimits
 
@@ -80,12 +81,7 @@ class ServingConfig(StrictModel):
 
     host: str = Field("127.0.0.1", description="Interface to bind; loopback unless keys are set.")
     port: int = Field(8080, ge=0, le=65_535, description="Port; 0 picks a free one.")
-    model: str = Field(
-        "embedded",
-        min_length=1,
-        description="The champion: `embedded`, a Hugging Face model dir, `models:/NAME/VERSION`, "
-        "`models:/NAME@ALIAS` or an `http(s)://HOST/v1@MODEL` OpenAI-compatible endpoint.",
-    )
+    model: ModelSpec = Field(parse_model_ref("embedded"), description=f"The champion. {MODEL_HELP}")
     engine: Literal["local", "vllm", "process"] = Field(
         "local",
         description="How model directories are served: `local` (the in-process engine), `vllm` (a vLLM-CPU "
@@ -100,8 +96,8 @@ class ServingConfig(StrictModel):
     mlflow_uri: str | None = Field(
         None, description="MLflow tracking/registry URI for `models:/` specs; None uses $MLFLOW_TRACKING_URI."
     )
-    model_cache: Path = Field(
-        Path("~/.cache/coding-framework/serving"), description="Where registry versions are downloaded."
+    model_cache: Path | None = Field(
+        None, description="Where registry versions are downloaded; null: the cache's `registry/` folder."
     )
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     pool: PoolConfig = Field(default_factory=PoolConfig)

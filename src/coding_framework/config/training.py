@@ -18,6 +18,7 @@ from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.model_ref import ModelSpec, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
@@ -244,7 +245,11 @@ class TrainingConfig(StrictModel):
         "`cuda` without one is an error when the trainer starts. Bit-exact resumes hold on CPU.",
     )
     threads: int | None = Field(2, ge=1, description="torch CPU threads; fixed so CPU runs are reproducible.")
-    model: str = Field("embedded", description="`embedded` (bootstrapped) or a Hugging Face model directory.")
+    model: ModelSpec = Field(
+        parse_model_ref("embedded"),
+        description="The starting model: `embedded` (bootstrapped), a model directory or `models:/...` (a "
+        "trained model's role adapters continue training when `policies` matches them).",
+    )
     embedded: EmbeddedModelConfig = Field(
         default_factory=EmbeddedModelConfig, description="How the embedded model is built."
     )
@@ -280,7 +285,7 @@ class TrainingConfig(StrictModel):
     def _heldout_unseen_by_sft(self) -> TrainingConfig:
         """With the embedded model, RL's held-out constants must be the ones its SFT held out too."""
         sft = self.embedded.data
-        if self.model != "embedded" or sft.synthetic_per_family == 0:
+        if self.model.kind != "embedded" or sft.synthetic_per_family == 0:
             return self  # an unknown model's SFT data, or an SFT that saw no synthetic instance
         pairs = (
             ("data.heldout_fraction", self.data.heldout_fraction,
@@ -295,5 +300,3 @@ class TrainingConfig(StrictModel):
             )
         return self
 
-    def model_path(self) -> Path | None:
-        return None if self.model == "embedded" else Path(self.model).expanduser()

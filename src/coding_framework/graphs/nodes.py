@@ -78,7 +78,9 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
 
     async def generate(state: EpisodeState) -> dict[str, Any]:
         problem = resolve(state)
-        draft = await agents.generator.adraft(problem, history_of(state), state.get("calls", []))
+        draft = await agents.generator.adraft(
+            problem, history_of(state), state.get("calls", []), seed=state.get("seed")
+        )
         n = state.get("round", 0) + 1
         update: dict[str, Any] = {
             "code": draft.code,

@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from coding_framework.agents.factory import EngineCache
 from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.model_ref import parse_model_ref
 from coding_framework.grading import Grader
 from coding_framework.graphs.build import build_inference_graph, build_training_graph
 
@@ -29,7 +30,7 @@ _lock = threading.Lock()
 def _shared() -> tuple[WorkflowConfig, Grader, EngineCache]:
     config = WorkflowConfig()
     if os.environ.get(MODEL_ENV):
-        config.agents.model = os.environ[MODEL_ENV]
+        config.agents.model = parse_model_ref(os.environ[MODEL_ENV])
     return config, Grader(config.sandbox), EngineCache()
 
 

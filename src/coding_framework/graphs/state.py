@@ -56,6 +56,8 @@ class EpisodeState(TypedDict, total=False):
 
     problem: dict[str, Any]
     text: str
+    seed: int
+    """Input, optional: the episode's sampling seed; each round's Generator call derives its own from it."""
     code: str
     passed: bool
     round: int

@@ -20,9 +20,10 @@ from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dic
 from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel
 
-from coding_framework.config.policies import ADAPTER_FILE, PoliciesConfig
+from coding_framework.config.policies import PoliciesConfig
+from coding_framework.models.layout import ADAPTER_FILE
 
-__all__ = ["ADAPTER_FILE", "BASE", "RoleAdapters", "base_state_dict"]
+__all__ = ["BASE", "RoleAdapters", "base_state_dict"]
 
 BASE = "__base__"  # peft's name for "no adapter" in a mixed batch
 

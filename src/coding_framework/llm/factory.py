@@ -1,76 +1,140 @@
-"""Build a TokenEngine or a LangChain chat model from an ``LLMConfig`` (or a spec string)."""
+"""The one engine builder: a model (an ``LLMConfig``, a ``ModelRef`` or a spec) to a ``TokenEngine``.
+
+The model is resolved (``models.resolve_model``), then run where its engine says: ``local`` loads it in
+this process with its role adapters attached (each call decodes through its role's adapter); ``vllm``
+starts a vLLM server with the adapters as LoRA modules (each role's calls ask for its adapter) and stops it
+when the engine is closed; an endpoint is called as it is. Every place that loads a model (solve,
+evaluate, data rank, the supervisor, the pyfunc, the trainer's starting model, the verl token servers)
+builds through here, so none of them can drop the adapters.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.language_models import BaseChatModel
 
-from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.llm import LLMConfig
+from coding_framework.config.model_ref import ModelRef
 from coding_framework.llm.base import EngineError, TokenEngine
 from coding_framework.llm.chat_model import EngineChatModel
+from coding_framework.models import ResolvedModel, resolve_model, role_adapter_map
 
-
-def resolve_model_dir(model: str, embedded: EmbeddedModelConfig) -> Path:
-    """``embedded`` is the bootstrapped default model (built on first use); anything else a directory."""
-    if model == "embedded":
-        from coding_framework.embedded import ensure_embedded_model
-
-        return ensure_embedded_model(embedded)
-    path = Path(model).expanduser()
-    if not path.is_dir():
-        raise EngineError(f"model directory {path} does not exist (use 'embedded' for the default model)")
-    return path
-
-
-def _local(config: LLMConfig) -> TokenEngine:
+if TYPE_CHECKING:
     from coding_framework.llm.local import LocalEngine
+    from coding_framework.llm.openai_compat import OpenAICompatibleEngine
+    from coding_framework.llm.vllm_server import VLLMServer
 
-    path = resolve_model_dir(config.model, config.embedded)
-    return LocalEngine.from_pretrained(
-        path, device=config.device, dtype=config.dtype, max_batch_size=config.max_batch_size
+__all__ = ["attach_role_adapters", "build_chat_model", "build_engine", "resolve", "vllm_server_for"]
+
+
+def _config(config: LLMConfig | ModelRef | str) -> LLMConfig:
+    return config if isinstance(config, LLMConfig) else LLMConfig.from_spec(config)
+
+
+def resolve(config: LLMConfig | ModelRef | str) -> ResolvedModel:
+    """The model ``config`` names, resolved with its registry and embedded-model settings."""
+    config = _config(config)
+    return resolve_model(config.model, registry_uri=config.registry_uri, embedded=config.embedded)
+
+
+def build_engine(config: LLMConfig | ModelRef | str, model: ResolvedModel | None = None) -> TokenEngine:
+    """The engine that runs ``config``'s model (``model``: already resolved). A model error is one line."""
+    config = _config(config)
+    try:
+        model = model or resolve(config)
+    except ValueError as exc:
+        raise EngineError(str(exc)) from None
+    if model.base_url is not None:
+        return _endpoint(model, config)
+    engine = model.ref.engine or config.engine
+    if engine == "local":
+        return _local(model, config)
+    if engine == "vllm":
+        return _vllm(model, config)
+    raise EngineError(
+        f"model {model.spec!r}: the {engine} engine runs model-server replicas (serve, deploy); here a model "
+        "runs on local or vllm"
     )
 
 
-def _openai(config: LLMConfig) -> TokenEngine:
+def _local(model: ResolvedModel, config: LLMConfig) -> LocalEngine:
+    from coding_framework.llm.local import LocalEngine
+
+    assert model.model_dir is not None
+    engine = LocalEngine.from_pretrained(
+        model.model_dir, device=config.device, dtype=config.dtype, max_batch_size=config.max_batch_size,
+        policy_version=model.id,
+    )
+    attach_role_adapters(engine, model)
+    return engine
+
+
+def attach_role_adapters(engine: LocalEngine, model: ResolvedModel) -> None:
+    """Each role's calls on ``engine`` decode through its adapter in ``model``'s directory (no-op without)."""
+    from transformers import PreTrainedModel
+
+    from coding_framework.llm.adapters import RoleAdapters
+    from coding_framework.models import ADAPTERS_DIR
+
+    policies = model.policies
+    if policies is None:
+        return
+    assert model.model_dir is not None
+    adapters = RoleAdapters(cast(PreTrainedModel, engine.model), policies)
+    adapters.load(model.model_dir / ADAPTERS_DIR)
+    engine.attach_adapters(adapters)
+
+
+def vllm_server_for(model: ResolvedModel, settings: dict[str, object] | None = None) -> VLLMServer:
+    """A vLLM server (not started) for ``model``: served as ``model.id``, each adapter a LoRA module."""
+    from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
+
+    assert model.model_dir is not None
+    lora = {a.name: a.path for a in model.adapters}
+    config = VLLMServerConfig.model_validate(
+        {**(settings or {}), "served_model_name": model.id, "lora_modules": lora}
+    )
+    return VLLMServer(model.model_dir, config)
+
+
+def _vllm(model: ResolvedModel, config: LLMConfig) -> OpenAICompatibleEngine:
+    server = vllm_server_for(model, config.vllm).start()
+    try:
+        engine = server.engine(timeout_s=config.timeout_s, max_retries=config.max_retries,
+                               role_models=role_adapter_map(model.adapters))
+    except BaseException:
+        server.stop()
+        raise
+    engine.launcher = server
+    return engine
+
+
+def _endpoint(model: ResolvedModel, config: LLMConfig) -> OpenAICompatibleEngine:
     from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 
-    tokenizer_dir = resolve_model_dir(config.tokenizer, config.embedded)
-    assert config.base_url is not None  # LLMConfig rejects backend "openai" without base_url
+    assert model.base_url is not None and model.served_model is not None
+    try:
+        tokenizer = resolve_model(config.tokenizer, embedded=config.embedded)
+    except ValueError as exc:
+        raise EngineError(f"tokenizer: {exc}") from None
     return OpenAICompatibleEngine(
-        base_url=config.base_url,
-        model=config.model,
-        tokenizer_path=str(tokenizer_dir),
+        base_url=model.base_url,
+        model=model.served_model,
+        tokenizer_path=tokenizer.model_dir,
         api_key=config.api_key or os.environ.get("OPENAI_API_KEY"),
         timeout_s=config.timeout_s,
         max_retries=config.max_retries,
     )
 
 
-_BACKENDS: dict[str, Callable[[LLMConfig], TokenEngine]] = {"local": _local, "openai": _openai}
-
-
-def build_engine(config: LLMConfig | str) -> TokenEngine:
-    """The engine ``config`` names; a string is parsed as a spec (``LLMConfig.from_spec``)."""
-    if isinstance(config, str):
-        config = LLMConfig.from_spec(config)
-    try:
-        builder = _BACKENDS[config.backend]
-    except KeyError:
-        raise EngineError(f"unknown backend {config.backend!r}; choose one of {sorted(_BACKENDS)}") from None
-    return builder(config)
-
-
 def build_chat_model(
-    config: LLMConfig | str, engine: TokenEngine | None = None, role: str | None = None
+    config: LLMConfig | ModelRef | str, engine: TokenEngine | None = None, role: str | None = None
 ) -> BaseChatModel:
     """A chat model over ``engine`` (built from ``config`` if not given) with its sampling defaults; its
     calls carry ``role`` (which adapter an engine with per-role adapters uses)."""
-    if isinstance(config, str):
-        config = LLMConfig.from_spec(config)
+    config = _config(config)
     s = config.sampling
     return EngineChatModel(
         engine=engine if engine is not None else build_engine(config),

@@ -244,6 +244,8 @@ class OpenAICompatibleEngine:
         if tokenizer is None and tokenizer_path is not None:
             tokenizer = _load_tokenizer(tokenizer_path)
         self.tokenizer = tokenizer if tokenizer is not None else ServerTokenizer(self)
+        # A server this engine owns (started for it, e.g. by ``llm.factory``): ``close`` stops it too.
+        self.launcher: Any = None
 
     @property
     def policy_version(self) -> str:
@@ -287,15 +289,18 @@ class OpenAICompatibleEngine:
         return self._run(self._ahealth())
 
     def close(self) -> None:
-        """Close the HTTP client and stop the event-loop thread (a later call starts them again)."""
+        """Close the HTTP client and stop the event-loop thread (a later call starts them again), and stop
+        the server the engine owns, if any."""
         with self._start_lock:
             loop, client = self._loop, self._client
             self._loop = self._client = self._semaphore = self._loop_thread = None
-        if loop is None:
-            return
-        if client is not None:
-            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
+        if loop is not None:
+            if client is not None:
+                asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+        launcher, self.launcher = self.launcher, None
+        if launcher is not None:
+            launcher.stop()
 
     def __enter__(self) -> Self:
         return self

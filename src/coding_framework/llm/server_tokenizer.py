@@ -7,13 +7,24 @@ tokenizer directory (``tokenizer_path``) is faster and should be preferred.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Sequence
+from typing import Any, Protocol, TypeVar
 
 from coding_framework.llm.base import EngineError
 
-if TYPE_CHECKING:
-    from coding_framework.llm.openai_compat import OpenAICompatibleEngine
+T = TypeVar("T")
+
+
+class ServerClient(Protocol):
+    """What the tokenizer needs of its engine (``OpenAICompatibleEngine``): the served model's name, a
+    request on the engine's loop, and a way to wait for one from sync code."""
+
+    model: str
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T: ...
+
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                       *, root: bool = False) -> Any: ...
 
 
 class ServerTokenizer:
@@ -23,7 +34,7 @@ class ServerTokenizer:
     ``apply_chat_template(..., tokenize=False)`` renders the template exactly for byte-level tokenizers.
     """
 
-    def __init__(self, engine: OpenAICompatibleEngine) -> None:
+    def __init__(self, engine: ServerClient) -> None:
         self._engine = engine
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:

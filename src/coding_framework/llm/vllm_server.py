@@ -16,7 +16,6 @@ from typing import IO, Any, Literal, Self
 from pydantic import Field
 
 from coding_framework.config.loader import StrictModel
-from coding_framework.config.policies import ADAPTER_CONFIG, ADAPTERS_DIR
 from coding_framework.llm.base import EngineError
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 from coding_framework.llm.processes import stop_group, wait_healthy
@@ -203,10 +202,3 @@ class VLLMServer:
             return " (pass log_path to see its output)"
         return f"; the end of {self.log_path}:\n{self.log_path.read_text(errors='replace')[-chars:]}"
 
-
-def adapter_modules(model_dir: str | Path) -> dict[str, Path]:
-    """The per-role adapters a trained model directory holds (``adapters/<name>/``), for ``lora_modules``."""
-    root = Path(model_dir) / ADAPTERS_DIR
-    if not root.is_dir():
-        return {}
-    return {p.name: p for p in sorted(root.iterdir()) if (p / ADAPTER_CONFIG).is_file()}

@@ -7,7 +7,6 @@ runs it on a thread. See ``serving.rollout`` for experiments and rollouts.
 from coding_framework.serving.app import create_app
 from coding_framework.serving.rollout import RolloutConflict, RolloutHooks, RolloutManager, Route
 from coding_framework.serving.server import ServerThread, run_server
-from coding_framework.serving.versions import Version, resolve_version
 
 __all__ = [
     "RolloutConflict",
@@ -15,8 +14,6 @@ __all__ = [
     "RolloutManager",
     "Route",
     "ServerThread",
-    "Version",
     "create_app",
-    "resolve_version",
     "run_server",
 ]

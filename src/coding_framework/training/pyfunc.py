@@ -1,8 +1,9 @@
 """The trained Generator as an MLflow pyfunc model: task statements in, the model's answers out.
 
 ``mlflow.pyfunc.load_model(uri).predict(["Write a function add(a, b) ..."])`` renders each statement with
-the Generator's system prompt and chat template, decodes greedily with the local engine and returns the
-answer texts. The Hugging Face model directory travels as the ``hf_model`` artifact.
+the Generator's system prompt and chat template, decodes greedily with the local engine (through the
+Generator's adapter when the model has role adapters) and returns the answer texts. The Hugging Face model
+directory travels as the ``hf_model`` artifact.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from mlflow.pyfunc import PythonModel
 
+from coding_framework.config.policies import GENERATOR_ROLE
 from coding_framework.llm.base import SamplingParams
 from coding_framework.problems.prompts import SYSTEM_PROMPT
 
@@ -32,9 +34,12 @@ class GeneratorModel(PythonModel):
     """Greedy answers of the trained model; ``params`` may set ``max_new_tokens`` and ``temperature``."""
 
     def load_context(self, context: Any) -> None:
-        from coding_framework.llm.local import LocalEngine
+        from coding_framework.config.llm import LLMConfig
+        from coding_framework.llm.factory import build_engine
+        from coding_framework.models.registry import HF_ARTIFACT
 
-        self.engine = LocalEngine.from_pretrained(context.artifacts["hf_model"], device="cpu")
+        model = f"local:{context.artifacts[HF_ARTIFACT]}"
+        self.engine = build_engine(LLMConfig.from_spec(model, device="cpu"))
 
     def predict(
         self, context: Any, model_input: list[str], params: dict[str, Any] | None = None
@@ -58,5 +63,6 @@ class GeneratorModel(PythonModel):
             max_new_tokens=int(params.get("max_new_tokens", 256)),
             temperature=float(params.get("temperature", 0.0)),
             seed=0,
+            role=GENERATOR_ROLE,
         )
         return [g.text for g in self.engine.generate_batch(ids, sampling)]

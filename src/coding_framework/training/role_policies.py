@@ -16,10 +16,10 @@ from typing import Any
 
 from transformers import PreTrainedModel
 
-from coding_framework.config.policies import ADAPTERS_DIR
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters, base_state_dict
 from coding_framework.llm.local import LocalEngine
+from coding_framework.models import ADAPTERS_DIR
 from coding_framework.training.algorithms import AlgorithmSpec
 from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.batch import TrajectoryBatch

@@ -15,6 +15,7 @@ from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.base import EngineError
 from coding_framework.llm.local import resolve_device
+from coding_framework.models import ResolvedModel, resolve_model
 from coding_framework.problems import (
     Problem,
     ProblemLoadError,
@@ -26,7 +27,10 @@ from coding_framework.problems import (
 from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 
-__all__ = ["base_model_dir", "configure", "resolve_spec", "resume_point", "split_problems", "training_device"]
+__all__ = [
+    "check_adapters", "configure", "resolve_spec", "resume_point", "split_problems", "starting_model",
+    "training_device",
+]
 
 
 def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
@@ -93,15 +97,44 @@ def with_stored_pass_rates(problems: list[Problem], path: Path) -> list[Problem]
     ]
 
 
-def base_model_dir(config: TrainingConfig, progress: bool) -> Path:
-    path = config.model_path()
-    if path is None:
-        from coding_framework.embedded import ensure_embedded_model
+def starting_model(config: TrainingConfig, progress: bool) -> ResolvedModel:
+    """The model a run starts from (``config.model``), resolved to an attested directory; a one-line
+    ConfigError for one that names no weights this process can train."""
+    ref = config.model
+    if ref.is_endpoint:
+        raise ConfigError(f"model {str(ref)!r}: training updates the weights, which an endpoint does not "
+                          "expose; name the model's directory or registry version")
+    if ref.engine not in (None, "local"):
+        raise ConfigError(f"model {str(ref)!r}: the trainer runs the policy in its own process; drop the "
+                          f"{ref.engine}: prefix")
+    try:
+        return resolve_model(ref, embedded=config.embedded, progress=progress)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
-        return ensure_embedded_model(config.embedded, progress=progress)
-    if not (path / "config.json").is_file():
-        raise ConfigError(f"model: {path} is not a Hugging Face model directory (no config.json)")
-    return path
+
+def check_adapters(model: ResolvedModel, config: TrainingConfig) -> bool:
+    """Whether the run continues ``model``'s role adapters: True when it holds the ones ``config.policies``
+    trains (same names, rank, alpha and targets), False when it holds none; a ConfigError otherwise, since
+    training over them as if they were absent would silently drop them."""
+    found = model.policies
+    if found is None:
+        return False
+    wanted = config.policies
+    same = (
+        found.adapter_names() == sorted(wanted.adapter_names())
+        and (found.rank, found.alpha) == (wanted.rank, wanted.alpha)
+        and sorted(found.target_modules) == sorted(wanted.target_modules)
+    )
+    if not same or not wanted.uses_adapters:
+        held = ", ".join(a.name for a in model.adapters)
+        raise ConfigError(
+            f"model {model.spec!r} holds LoRA adapters ({held}; {found.mode}, rank {found.rank}, alpha "
+            f"{found.alpha}); policies ({wanted.mode}, rank {wanted.rank}, alpha {wanted.alpha}) would not "
+            f"continue them: set policies to mode {found.mode} with the same roles, rank and alpha, or "
+            "start from the base model"
+        )
+    return True
 
 
 def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:

@@ -12,40 +12,26 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from coding_framework.config.policies import ADAPTER_FILE, ADAPTERS_DIR
 from coding_framework.config.training import TrackingConfig
-from coding_framework.llm.weights import weights_checksum
 from coding_framework.logs import get_logger
+from coding_framework.models import ADAPTERS_DIR
+from coding_framework.models.mlflow_fields import flatten, metric_key
+from coding_framework.models.registry import (
+    CHALLENGER_ALIAS,
+    HF_ARTIFACT,
+    mlflow_client,
+    run_store_uri,
+    tag_version,
+)
 
 log = get_logger(__name__)
 
 TRACKING_FILE = "tracking.json"
-_BAD_CHARS = re.compile(r"[^\w./\- :]")
-
-
-def metric_key(name: str) -> str:
-    """MLflow takes letters, digits, ``_ - . / :`` and spaces: ``heldout_pass@1`` -> ``heldout_pass_at_1``."""
-    return _BAD_CHARS.sub("_", name.replace("@", "_at_"))
-
-
-def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """Nested config as ``a.b.c -> str(value)`` (MLflow params are flat strings of at most 6000 chars)."""
-    out: dict[str, str] = {}
-    for key, value in params.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, f"{name}."))
-        else:
-            out[name] = json.dumps(value, default=str)[:6000] if not isinstance(value, str) else value[:6000]
-    return out
-
-
 class Tracker(Protocol):
     run_id: str
 
@@ -58,24 +44,6 @@ class Tracker(Protocol):
     def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]: ...
 
     def finish(self, status: str) -> None: ...
-
-
-CHALLENGER_ALIAS = "challenger"
-WEIGHTS_TAG = "weights_sha256"
-ADAPTER_TAG = "adapter_sha256."  # + the adapter's name: one tag per role adapter of a registered version
-
-
-def adapter_checksums(model_dir: Path) -> dict[str, str]:
-    """sha256 of each ``adapters/<name>/adapter_model.safetensors`` a model directory holds, by name."""
-    import hashlib
-
-    root = model_dir / ADAPTERS_DIR
-    files = sorted(root.glob(f"*/{ADAPTER_FILE}")) if root.is_dir() else []
-    return {f.parent.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
-
-
-def default_uri(run_dir: Path) -> str:
-    return f"sqlite:///{run_dir.resolve() / 'mlflow.db'}"
 
 
 # Seconds between system-metric samples: short enough that a minutes-long run gets a curve.
@@ -102,10 +70,8 @@ class MLflowTracker:
 
     def __init__(self, config: TrackingConfig, run_dir: Path, resume: bool = False,
                  system_metrics_interval_s: float | None = SYSTEM_METRICS_INTERVAL_S) -> None:
-        from mlflow.tracking import MlflowClient
-
-        self.uri = config.mlflow_uri or default_uri(run_dir)
-        self.client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
+        self.uri = config.mlflow_uri or run_store_uri(run_dir)
+        self.client = mlflow_client(self.uri)
         record = run_dir / TRACKING_FILE
         resumed = resume and record.is_file()
         if resumed:
@@ -166,7 +132,7 @@ class MLflowTracker:
                 info = mlflow.pyfunc.log_model(
                     name="model",
                     python_model=GeneratorModel(),
-                    artifacts={"hf_model": str(model_dir)},
+                    artifacts={HF_ARTIFACT: str(model_dir)},
                     registered_model_name=registered_name,
                     pip_requirements=pip_requirements(),
                 )
@@ -179,14 +145,8 @@ class MLflowTracker:
             version = int(info.registered_model_version)
             # A fresh model is a candidate: serving's rollout promotes it to `champion` or rolls it back.
             self.client.set_registered_model_alias(registered_name, CHALLENGER_ALIAS, str(version))
-            # Serving attests a downloaded version against this before it takes traffic.
-            self.client.set_model_version_tag(
-                registered_name, str(version), WEIGHTS_TAG, weights_checksum(model_dir)
-            )
-            # A version with per-role adapters is the base plus one adapter per role: each is attested.
-            adapters = adapter_checksums(model_dir)
-            for name, digest in adapters.items():
-                self.client.set_model_version_tag(registered_name, str(version), ADAPTER_TAG + name, digest)
+            # Every loader attests a downloaded version against these, adapter by adapter.
+            adapters = tag_version(self.client, registered_name, version, model_dir)
             if adapters:
                 self.client.log_artifacts(self.run_id, str(model_dir / ADAPTERS_DIR), ADAPTERS_DIR)
                 out["adapters"] = adapters

@@ -54,10 +54,11 @@ from coding_framework.training.scoring import (
     to_trajectories,
 )
 from coding_framework.training.setup import (
-    base_model_dir,
+    check_adapters,
     resolve_spec,
     resume_point,
     split_problems,
+    starting_model,
     training_device,
 )
 from coding_framework.training.tracking import Trackers
@@ -126,8 +127,11 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._check_run_dir()
         self.scope.seed(config.seed, config.threads)
+        start = None
         if engine is None:
-            model_dir = base_model_dir(config, self.progress)
+            start = starting_model(config, self.progress)
+            model_dir = start.model_dir
+            assert model_dir is not None
             tokenizer = AutoTokenizer.from_pretrained(model_dir)
             model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
             engine = LocalEngine(
@@ -143,6 +147,9 @@ class Trainer:
         self.train_problems, self.heldout = split_problems(config)
         self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
         self.policies = RolePolicies(engine, self.model, self.spec, config)
+        if start is not None and check_adapters(start, config):
+            assert start.model_dir is not None
+            self.policies.load_adapters(start.model_dir)  # continue the trained adapters, not fresh ones
         self.updater = self.policies.primary
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", config.checkpoint.keep_last)
         self.moments = RunningMoments()

@@ -12,7 +12,8 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from coding_framework.config.sweep import SweepConfig
-from coding_framework.training.tracking import TRACKING_FILE, flatten, metric_key
+from coding_framework.models.mlflow_fields import flatten, metric_key
+from coding_framework.training.tracking import TRACKING_FILE
 
 __all__ = ["STOPPED_EARLY", "SweepRun"]
 

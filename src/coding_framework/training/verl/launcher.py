@@ -33,7 +33,7 @@ import yaml
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.training.setup import resolve_spec, split_problems
-from coding_framework.training.tracking import default_uri
+from coding_framework.models.registry import run_store_uri
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
 from coding_framework.training.verl.overrides import (
     VerlInputs,
@@ -88,7 +88,7 @@ def _write_inputs(cfg: TrainingConfig, model_dir: Path, run_dir: Path, mlflow_ur
         train_file=write_verl_dataset(train, data / "train.parquet", "train").resolve(),
         val_file=write_verl_dataset(heldout, data / "val.parquet", "val").resolve(),
         workflow_files=workflow, agent_loop_config=loop_config,
-        mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or default_uri(run_dir),
+        mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
     )
 
 

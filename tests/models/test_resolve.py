@@ -1,4 +1,4 @@
-"""Versions: weight checksums, every spec form, and the MLflow registry with its weights attestation."""
+"""Resolving a ModelRef: weight checksums, every spec form, the MLflow registry and its attestation."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.config.serving import ServingConfig
 from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
-from coding_framework.llm.weights import weights_checksum
-from coding_framework.serving.versions import resolve_version
+from coding_framework.models import ModelError, ResolvedModel, resolve_model
+from coding_framework.models.checksums import weights_checksum
 from coding_framework.training.tracking import MLflowTracker
 from tests.serving.upstream import MockUpstream
 
@@ -36,18 +35,18 @@ def test_checksum_names_the_weights(model_copy: Path, tmp_path: Path) -> None:
 
 
 def test_spec_forms(model_copy: Path) -> None:
-    config = ServingConfig()
-    embedded = resolve_version("embedded", config)
-    by_dir = resolve_version(str(model_copy), config)
+    embedded = resolve_model("embedded")
+    by_dir = resolve_model(str(model_copy))
     assert embedded.id == f"embedded@{embedded.checksum[:12]}" and by_dir.name == "my-model"
     assert by_dir.checksum == embedded.checksum and by_dir.model_dir == model_copy.resolve()
     with MockUpstream(model="served") as up:
-        listed = resolve_version(up.url, config)
-        named = resolve_version(f"{up.url}@other", config)
+        listed = resolve_model(up.url)
+        named = resolve_model(f"{up.url}@other")
     assert (listed.name, listed.base_url, named.served_model) == ("served", up.url, "other")
-    for bad in ("/no/such/dir", "models:/", "models:/x/notanumber", "ftp://x"):
-        with pytest.raises(ValueError):
-            resolve_version(bad, config)
+    for bad in ("/no/such/dir", "models:/", "models:/x/notanumber", "ftp://x", str(model_copy.parent)):
+        with pytest.raises(ModelError) as caught:
+            resolve_model(bad)
+        assert repr(bad) in str(caught.value) and "\n" not in str(caught.value)
 
 
 @pytest.mark.slow
@@ -59,13 +58,15 @@ def test_registry_versions_resolve_and_are_attested(model_copy: Path, tmp_path: 
     run_dir.mkdir()
     tracker = MLflowTracker(TrackingConfig(mlflow_uri=uri), run_dir)
     tracker.log_model(model_copy, "gen")
-    config = ServingConfig(mlflow_uri=uri, model_cache=tmp_path / "cache")
-    by_alias = resolve_version("models:/gen@challenger", config)
-    by_number = resolve_version("models:/gen/1", config)
+
+    def resolve(spec: str) -> ResolvedModel:
+        return resolve_model(spec, registry_uri=uri, cache_dir=tmp_path / "cache")
+
+    by_alias, by_number = resolve("models:/gen@challenger"), resolve("models:/gen/1")
     assert by_alias.id == by_number.id == f"gen/1@{weights_checksum(model_copy)[:12]}"
     assert by_alias.registry == ("gen", 1) and by_alias.tracking_uri == uri
-    with pytest.raises(ValueError, match="has no models:/gen/7"):
-        resolve_version("models:/gen/7", config)
+    with pytest.raises(ModelError, match="has no models:/gen/7"):
+        resolve("models:/gen/7")
     MlflowClient(uri, uri).set_model_version_tag("gen", "1", "weights_sha256", "0" * 64)
-    with pytest.raises(ValueError, match="attestation failed"):
-        resolve_version("models:/gen/1", config)
+    with pytest.raises(ModelError, match="attestation failed"):
+        resolve("models:/gen/1")

@@ -1,0 +1,150 @@
+"""``ModelRef``: which model, written the same way for every command, config field and HTTP body.
+
+The grammar (``MODEL_FORMS``):
+
+- ``embedded``: the bootstrapped default model;
+- ``DIR`` or ``local:DIR``: a Hugging Face model directory, a full model or a base plus ``adapters/<role>/``;
+- ``models:/NAME/VERSION`` or ``models:/NAME@ALIAS``: a version in the MLflow registry that
+  ``MLFLOW_TRACKING_URI`` names;
+- ``openai:URL@MODEL`` or ``URL@MODEL`` (``URL`` starting with ``http://`` or ``https://``): an
+  OpenAI-compatible endpoint serving ``MODEL``; the model server also takes a bare ``URL`` and serves the
+  endpoint's first model;
+- ``vllm:SPEC`` or ``process:SPEC`` (and ``local:SPEC``): ``SPEC`` run on that engine, where the command
+  starts engines.
+
+A ref is parsed where it enters (a CLI flag, a YAML field, a request body) and fails there with one line
+that names the spec and these forms. Whether a directory or registry version exists is checked when the
+ref is resolved (``coding_framework.models.resolve_model``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+
+from coding_framework.config.errors import ConfigError
+
+__all__ = ["ENGINES", "MODEL_FORMS", "MODEL_HELP", "EngineName", "ModelRef", "ModelSpec", "parse_model_ref"]
+
+EngineName = Literal["local", "vllm", "process"]
+ENGINES: tuple[EngineName, ...] = ("local", "vllm", "process")
+RefKind = Literal["embedded", "dir", "registry", "endpoint"]
+
+MODEL_FORMS = (
+    "embedded, DIR or local:DIR, models:/NAME/VERSION, models:/NAME@ALIAS, openai:URL@MODEL or URL@MODEL "
+    "(http(s)://), and vllm:SPEC or process:SPEC where the command starts engines"
+)
+MODEL_HELP = (
+    "The model: embedded | DIR | local:DIR | models:/NAME/VERSION | models:/NAME@ALIAS | openai:URL@MODEL | "
+    "URL@MODEL; vllm:SPEC / process:SPEC run SPEC on that engine."
+)
+_REGISTRY = re.compile(r"^models:/(?P<name>[^/@\s]+)(?:/(?P<version>\d+)|@(?P<alias>[\w.-]+))$")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One parsed model spec. ``spec`` is the text it was parsed from (without an engine prefix), and
+    ``str(ref)`` writes it back with the prefix, so a ref round-trips through YAML and flags."""
+
+    kind: RefKind
+    spec: str
+    engine: EngineName | None = None
+    path: Path | None = None
+    registry_name: str | None = None
+    registry_version: int | None = None
+    registry_alias: str | None = None
+    url: str | None = None
+    served_model: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.engine}:{self.spec}" if self.engine else self.spec
+
+    @property
+    def is_endpoint(self) -> bool:
+        return self.kind == "endpoint"
+
+    def with_engine(self, engine: EngineName | None) -> ModelRef:
+        """This ref run on ``engine`` (None: the command's default)."""
+        return ModelRef(**{**self.__dict__, "engine": engine})
+
+    def without_engine(self) -> ModelRef:
+        return self.with_engine(None)
+
+
+def _invalid(spec: str, why: str) -> ConfigError:
+    return ConfigError(f"model {spec!r}: {why}; expected {MODEL_FORMS}")
+
+
+def parse_model_ref(spec: object) -> ModelRef:
+    """The ``ModelRef`` ``spec`` names (a ``ModelRef`` passes through); a one-line ``ConfigError`` else."""
+    if isinstance(spec, ModelRef):
+        return spec
+    if isinstance(spec, Path):
+        spec = str(spec)
+    if not isinstance(spec, str):
+        raise _invalid(repr(spec), f"a model is a string, not {type(spec).__name__}")
+    text = spec.strip()
+    if not text:
+        raise _invalid(text, "the spec is empty")
+    prefix, sep, rest = text.partition(":")
+    engine: EngineName | None = None
+    if sep and prefix in ENGINES and not rest.startswith("//"):
+        if not rest.strip():
+            raise _invalid(text, f"nothing follows {prefix}:")
+        engine, text = prefix, rest.strip()
+        if text.partition(":")[0] in ENGINES and not text.partition(":")[2].startswith("//"):
+            raise _invalid(spec, "name one engine only")
+    return _parse_plain(text, spec).with_engine(engine)
+
+
+def _parse_plain(text: str, original: str) -> ModelRef:
+    if text == "embedded":
+        return ModelRef("embedded", text)
+    if text.startswith("models:"):
+        match = _REGISTRY.match(text)
+        if match is None:
+            raise _invalid(original, "a registry model is models:/NAME/VERSION or models:/NAME@ALIAS")
+        version = int(match["version"]) if match["version"] else None
+        return ModelRef("registry", text, registry_name=match["name"], registry_version=version,
+                        registry_alias=match["alias"])
+    if text.startswith("openai:"):
+        url, at, name = text.removeprefix("openai:").rpartition("@")
+        if not at or not name or not url:
+            raise _invalid(original, "an endpoint is openai:URL@MODEL, with the served model after '@'")
+        return _endpoint(text, url, name, original)
+    if text.startswith(("http://", "https://")):
+        if "@" not in text.split("://", 1)[1]:
+            return _endpoint(text, text, None, original)
+        url, _, name = text.rpartition("@")
+        if not name:
+            raise _invalid(original, "name the served model after '@'")
+        return _endpoint(text, url, name, original)
+    if "://" in text:
+        raise _invalid(original, "an endpoint URL starts with http:// or https://")
+    return ModelRef("dir", text, path=Path(text).expanduser())
+
+
+def _endpoint(text: str, url: str, name: str | None, original: str) -> ModelRef:
+    if not url.startswith(("http://", "https://")):
+        raise _invalid(original, "an endpoint URL starts with http:// or https://")
+    return ModelRef("endpoint", text, url=url.rstrip("/"), served_model=name)
+
+
+def _validate(value: Any) -> ModelRef:
+    try:
+        return parse_model_ref(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# The type of every `model` field: parsed when the config loads, written back as its spec string.
+ModelSpec = Annotated[
+    ModelRef,
+    PlainValidator(_validate),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "description": MODEL_HELP}),
+]
