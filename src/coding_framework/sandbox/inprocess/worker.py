@@ -3,8 +3,9 @@
 The sandbox is the function-level one's (``backends/bwrap.py``): no network, private PID/IPC/UTS/user
 namespaces, no capabilities, a read-only view of the Python runtime and system libraries, a private
 size-limited ``/tmp``, a scrubbed environment (bwrap itself included), dying with its parent. It adds the
-execution environment's venv, read-only, and ``/proc`` of its own PID namespace (tasks use psutil and
-subprocess). The libraries need threads and tasks may start processes, so there is no seccomp
+execution environment's venv and the system's programs (``/usr/bin``, ``/usr/sbin``, ``/usr/share``),
+read-only, as the official harness's image has them, and ``/proc`` of its own PID namespace (tasks use
+psutil and subprocess). The libraries need threads and tasks may start processes, so there is no seccomp
 filter; every process a task starts is killed when the task ends.
 """
 
@@ -31,6 +32,7 @@ from coding_framework.sandbox.inprocess.pids import PidsCgroup
 
 ZYGOTE = Path(__file__).resolve().parent / "zygote.py"
 SANDBOX_ZYGOTE = "/sandbox/bcb_zygote.py"
+SYSTEM_PROGRAMS = ("/usr/bin", "/usr/sbin", "/usr/share", "/etc/alternatives")
 ISOLATION: dict[str, Any] = {
     "backend": "process",
     "network": False,
@@ -52,12 +54,27 @@ def env_python(venv: str) -> str:
     return str(python)
 
 
+def _system_program_args() -> list[str]:
+    """``/usr/bin`` and its neighbours read-only, and ``/bin``, ``/sbin`` as the host has them (links on a
+    merged-/usr system)."""
+    args: list[str] = []
+    for path in SYSTEM_PROGRAMS:
+        if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for top in ("/bin", "/sbin"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
 def build_command(config: InProcessConfig) -> list[str]:
     env_python(config.env_venv)
     _, runtime_paths = _python_runtime()
     venv = os.path.realpath(config.env_venv)
     cmd = [bwrap_binary(), *CONFINEMENT, *private_tmp(config.tmp_size_mb), "--proc", "/proc", "--dev", "/dev"]
-    cmd += _system_lib_args()
+    cmd += [*_system_lib_args(), *_system_program_args()]
     for path in runtime_paths:
         cmd += ["--ro-bind", path, path]
     purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
@@ -66,6 +83,7 @@ def build_command(config: InProcessConfig) -> list[str]:
     cmd += ["--ro-bind", venv, venv, "--ro-bind", str(ZYGOTE), SANDBOX_ZYGOTE]
     env = {
         "HOME": "/tmp",
+        "PATH": f"{venv}/bin:/usr/bin:/bin",  # `python` is the environment's, as in the official image
         "MPLCONFIGDIR": "/tmp/mpl",
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1",  # as the official reliability_guard sets
