@@ -8,14 +8,16 @@ Reproduce (from the repo root; the official package in its own venv, installed w
     bash scripts/setup_bigcodebench_env.sh
     .venv/bin/python benchmarks/bigcodebench_agreement.py [--repeat 4]
 
-One run reports:
+One run reports, on the 12-task fixture and the tasks that run the system's programs
+(tests/sandbox/fixtures/bigcodebench_programs: echo, sort through the shell, ls found on PATH, date):
 1. agreement: per sample, the official status (pass/fail/timeout) against ours mapped to it
    (``official_status``), and the failing test names, by category (correct, wrong, timeout, crash);
 2. throughput: samples per second of each harness on the same samples, same workers and time limit, ours
    with isolation on and counting the start of its workers; the ratio ours / official;
 3. the hack corpus (tests/sandbox/adversarial_corpus.py) in BigCodeBench's format through our runner only
    (the official harness runs code on the host, unsandboxed): each attack's tier and verdict, and whether it
-   was contained (host files, network, the host process it targets, leftover processes).
+   was contained (host files, network, the host process it targets, leftover processes). The host holds
+   the attacks' ground truth in a file and in its environment.
 Results go to benchmarks/results/bigcodebench_agreement.json.
 """
 
@@ -36,7 +38,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.sandbox.adversarial_corpus import ATTACKS  # noqa: E402
+from tests.sandbox.adversarial_corpus import (  # noqa: E402
+    ATTACKS,
+    HOST_SECRET_ENV,
+    TOY_ANSWERS,
+    TOY_UNITTEST,
+)
 
 from benchmarks.machine import cpu_name  # noqa: E402
 from coding_framework.config import SandboxConfig  # noqa: E402
@@ -46,6 +53,7 @@ from coding_framework.problems import Problem, load_benchmark  # noqa: E402
 from coding_framework.sandbox.inprocess import official_details, official_status  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "bigcodebench"
+PROGRAMS = ROOT / "tests" / "sandbox" / "fixtures" / "bigcodebench_programs"
 RESULTS = ROOT / "benchmarks" / "results" / "bigcodebench_agreement.json"
 
 # Runs in the official venv: the official evaluate's path (check_correctness -> untrusted_check) with its
@@ -115,18 +123,11 @@ def agreement(rows: list[dict], theirs: list, mine: list) -> dict:
     return {"by_category": {k: dict(v) for k, v in by_category.items()}, "disagreements": disagreements}
 
 
-TOY_TESTS = (
-    "import unittest\n\nclass TestCases(unittest.TestCase):\n"
-    "    def test_1(self):\n        self.assertEqual(add(1, 2), 3)\n"
-    "    def test_2(self):\n        self.assertEqual(add(-1, 1), 0)\n"
-    "    def test_3(self):\n        self.assertEqual(add(10, 5), 15)\n"
-    "    def test_4(self):\n        self.assertFalse(add(0, 0))\n"
-)
 TOY = Problem(
     task_id="BigCodeBench/toy-add",
     prompt="def add(a, b):\n",
     entry_point="add",
-    test_code=TOY_TESTS,
+    test_code=TOY_UNITTEST,
     test_format="unittest",
     source="bigcodebench",
 )
@@ -139,7 +140,7 @@ class Host:
         self.dir = root / "host"
         self.dir.mkdir()
         self.secret = self.dir / "answers.json"
-        self.secret.write_text(json.dumps({"1,2": 3, "-1,1": 0, "10,5": 15, "0,0": 0}))
+        self.secret.write_text(json.dumps(TOY_ANSWERS))
         self.server = socket.create_server(("127.0.0.1", 0))
         self.hits: list[bytes] = []
         threading.Thread(target=self._answer, daemon=True).start()
@@ -187,6 +188,7 @@ class Host:
 
 def hack_corpus(config: InProcessConfig) -> list[dict]:
     out = []
+    os.environ[HOST_SECRET_ENV] = json.dumps(TOY_ANSWERS)  # before any worker starts
     with tempfile.TemporaryDirectory() as tmp, Grader(SandboxConfig(workers=1, inprocess=config)) as grader:
         host = Host(Path(tmp))
         try:
@@ -215,8 +217,9 @@ def hack_corpus(config: InProcessConfig) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=FIXTURE / "BigCodeBench.jsonl")
-    parser.add_argument("--samples", type=Path, default=FIXTURE / "samples.jsonl")
+    fixtures = (FIXTURE, PROGRAMS)
+    parser.add_argument("--data", type=Path, nargs="+", default=[f / "BigCodeBench.jsonl" for f in fixtures])
+    parser.add_argument("--samples", type=Path, nargs="+", default=[f / "samples.jsonl" for f in fixtures])
     parser.add_argument("--official-python", default="/work/venvs/bigcodebench/bin/python")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=float, default=3.0, help="Per-task time limit for both harnesses.")
@@ -228,8 +231,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
-    problems = {p.task_id: p for p in load_benchmark("bigcodebench", args.data)}
-    rows = [json.loads(line) for line in args.samples.read_text().splitlines()] * args.repeat
+    problems = {p.task_id: p for data in args.data for p in load_benchmark("bigcodebench", data)}
+    rows = [json.loads(line) for path in args.samples for line in path.read_text().splitlines()] * args.repeat
     jobs = [
         {
             "solution": problems[r["task_id"]].code_prompt + "\n    pass\n" + r["solution"],
@@ -261,7 +264,6 @@ def main() -> None:
         report["hack_corpus"] = hack_corpus(config.model_copy(update={"memory_mb": 4096, "data_mb": 4096}))
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     _print(report)
-
 
 
 def _print(report: dict) -> None:

@@ -11,6 +11,10 @@
 # backend's default), is `docker import`ed from a Debian bookworm minbase rootfs with python3 (3.11) built
 # by debootstrap; the rootfs tarball is cached in ~/.cache/coding-framework/docker, so only the first run
 # needs the Debian mirror. Every step is idempotent.
+#
+# Exit status 3 means this machine cannot run an engine at all (not root, docker.io not installable,
+# dockerd refused the privileges it needs), with the reason on stderr; tests skip on it. Any other failure
+# is a failure.
 set -euo pipefail
 
 cmd=${1:?usage: docker_engine.sh start|stop [DIR]}
@@ -22,26 +26,45 @@ rootfs_tar=$cache/bookworm-minbase-python3.tar
 export DOCKER_HOST=unix://$dir/docker.sock
 
 say() { echo "docker_engine: $*" >&2; }
+cannot_run() { say "cannot run a Docker engine here: $*"; exit 3; }
+
+installable() {  # not `apt-cache policy | grep -q`: grep's early exit fails the pipe under pipefail
+  local policy; policy=$(apt-cache policy "$1" 2>/dev/null)
+  [[ $policy == *"Candidate: "* && $policy != *"Candidate: (none)"* ]]
+}
 
 install_tools() {
   command -v dockerd >/dev/null && command -v debootstrap >/dev/null && return
-  [ "$(id -u)" = 0 ] || { say "dockerd/debootstrap missing and not root: apt-get install docker.io debootstrap"; exit 3; }
+  [ "$(id -u)" = 0 ] || cannot_run "dockerd/debootstrap missing and not root: apt-get install docker.io debootstrap"
+  command -v apt-get >/dev/null || cannot_run "dockerd/debootstrap missing and no apt-get to install them"
   say "installing docker.io and debootstrap with apt-get"
-  apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io debootstrap >&2
+  apt-get update -q >&2 || say "apt-get update failed; trying the package lists there are"
+  for pkg in docker.io debootstrap; do
+    installable "$pkg" || cannot_run "apt has no installable $pkg"
+  done
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io debootstrap >&2
 }
 
 engine_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
 start_engine() {
   engine_up && return
-  [ "$(id -u)" = 0 ] || { say "dockerd needs root"; exit 3; }
+  [ "$(id -u)" = 0 ] || cannot_run "dockerd needs root"
   mkdir -p "$dir"
   say "starting dockerd under $dir"
   setsid dockerd --bridge=none --iptables=false --ip-masq=false \
     --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/docker.pid" \
     --host "$DOCKER_HOST" >"$dir/dockerd.log" 2>&1 </dev/null &
+  local pid=$!
   for _ in $(seq 120); do
     engine_up && return
+    if ! kill -0 "$pid" 2>/dev/null; then
+      # e.g. an unprivileged container: no mounts, no cgroups for dockerd
+      local refused
+      refused=$(grep -iE -m1 'operation not permitted|permission denied|requires root' "$dir/dockerd.log" || true)
+      [ -z "$refused" ] || cannot_run "dockerd lacks privileges: $refused"
+      say "dockerd exited; its log:"; tail -20 "$dir/dockerd.log" >&2; exit 4
+    fi
     sleep 0.5
   done
   say "dockerd did not answer within 60 s; its log:"; tail -20 "$dir/dockerd.log" >&2; exit 4

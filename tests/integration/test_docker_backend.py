@@ -2,10 +2,11 @@
 
 The engine is private to this module (its data-root, socket and pidfile live in a temporary folder), runs
 with `--bridge=none --iptables=false`, and its `python:3.11-slim` tag is a debootstrap-built Debian
-bookworm rootfs (cached in ~/.cache/coding-framework/docker), since no registry is reachable. Where no
-engine can run here (not root, no apt or dockerd), every test is skipped with the script's reason.
-Afterwards the daemon is stopped and its folder removed; the tests check that no container outlives
-its Sandbox.
+bookworm rootfs (cached in ~/.cache/coding-framework/docker), since no registry is reachable. Where the
+script says no engine can run on this machine (exit status 3: not root, docker.io not installable, dockerd
+refused the privileges it needs), every test is skipped with its reason; any other failure of the script
+fails them. Afterwards the daemon is stopped and its folder removed; the tests check that no container
+outlives its Sandbox.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.sandbox.adversarial_corpus import ATTACKS
+from tests.sandbox.adversarial_corpus import ATTACKS, HOST_SECRET_ENV
 from tests.sandbox.test_adversarial import _jobs, _program
 from tests.sandbox.test_adversarial import host_env as corpus_host
 
@@ -29,9 +30,7 @@ from coding_framework.sandbox import Job, Sandbox
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.docker]
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "docker_engine.sh"
-# Every container has /proc (the engine mounts it), so this probe computes a + b there; what it could
-# reach through /proc is checked by test_the_judge_is_closed_to_the_submission_through_proc.
-SEES_PROC = {"read_proc"}
+CANNOT_RUN_HERE = 3  # docker_engine.sh's exit status when this machine cannot run an engine at all
 
 
 def _docker(*args: str) -> str:
@@ -40,13 +39,14 @@ def _docker(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if os.geteuid() != 0:
-        pytest.skip("starting a Docker engine needs root")
     folder = tmp_path_factory.mktemp("docker-engine")
     start = subprocess.run(["bash", str(SCRIPT), "start", str(folder)], capture_output=True, text=True)
     if start.returncode != 0:
         subprocess.run(["bash", str(SCRIPT), "stop", str(folder)], capture_output=True)
-        pytest.skip(f"no Docker engine can run here: {start.stderr.strip()[-500:]}")
+        reason = start.stderr.strip()[-1500:]
+        if start.returncode == CANNOT_RUN_HERE:
+            pytest.skip(reason.splitlines()[-1])
+        pytest.fail(f"scripts/docker_engine.sh start failed (exit {start.returncode}):\n{reason}")
     host = f"unix://{folder}/docker.sock"
     previous = os.environ.get("DOCKER_HOST")
     os.environ["DOCKER_HOST"] = host
@@ -90,8 +90,9 @@ def test_the_whole_adversarial_corpus_runs_in_one_evaluation(engine: str, host_e
     assert len(results) == len(jobs)
     lost = [n for n, r in zip(names, results, strict=True) if r.error_type == "SandboxInfrastructureError"]
     assert lost == []
-    fooled = {n for n, r in zip(names, results, strict=True) if r.passed}
-    assert fooled <= SEES_PROC, f"attacks scored as passing: {sorted(fooled - SEES_PROC)}"
+    fooled = sorted({n for n, r in zip(names, results, strict=True) if r.passed})
+    assert fooled == [], f"attacks scored as passing: {fooled}"
+    assert HOST_SECRET_ENV in os.environ  # what env_secrets and read_proc look for was there to find
     by_name = {n: r for n, r in zip(names, results, strict=True)}
     assert by_name["memory_bomb"].status == "memory"
     assert by_name["infinite_loop"].status == "timeout"

@@ -14,16 +14,26 @@ import pytest
 
 from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
 from coding_framework.sandbox import Job, Sandbox
-from tests.sandbox.adversarial_corpus import ATTACKS, TOY_ASSERTS, TOY_CHECK, TOY_PROMPT
+from tests.sandbox.adversarial_corpus import (
+    ATTACKS,
+    HOST_SECRET_ENV,
+    TOY_ANSWERS,
+    TOY_ASSERTS,
+    TOY_CHECK,
+    TOY_PROMPT,
+)
 
 LIMITS = ResourceLimits(timeout_s=3.0, memory_mb=512)
 
 
 @pytest.fixture(scope="module")
 def host_env(tmp_path_factory):
+    """The host the attacks aim at; workers started while it is up see its secret in their environment."""
     host_dir = tmp_path_factory.mktemp("host")
     secret = host_dir / "answers.json"
-    secret.write_text(json.dumps({"1,2": 3, "-1,1": 0, "10,5": 15, "0,0": 0}))
+    secret.write_text(json.dumps(TOY_ANSWERS))
+    previous = os.environ.get(HOST_SECRET_ENV)
+    os.environ[HOST_SECRET_ENV] = json.dumps(TOY_ANSWERS)
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
@@ -53,6 +63,10 @@ def host_env(tmp_path_factory):
     }
     sentinel.kill()
     server.close()
+    if previous is None:
+        del os.environ[HOST_SECRET_ENV]
+    else:
+        os.environ[HOST_SECRET_ENV] = previous
 
 
 def _program(template: str, env: dict) -> str:
@@ -85,13 +99,14 @@ def test_honest_solution_passes_both_formats(sandbox):
 
 
 @pytest.mark.slow
-def test_no_attack_passes_and_host_is_untouched(sandbox, host_env):
+def test_no_attack_passes_and_host_is_untouched(host_env):
     jobs, names = [], []
     for attack in ATTACKS:
         for job in _jobs(_program(attack.program, host_env)):
             jobs.append(job)
             names.append(f"{attack.category}/{attack.name}/{job.test_format}")
-    results = sandbox.run_many(jobs)
+    with Sandbox(SandboxConfig(workers=4)) as sandbox:  # its workers start with the host's secret set
+        results = sandbox.run_many(jobs)
     fooled = [n for n, r in zip(names, results, strict=True) if r.passed]
     assert len(ATTACKS) >= 45
     assert fooled == [], f"attacks scored as passing: {fooled}"

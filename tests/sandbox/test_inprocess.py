@@ -86,10 +86,11 @@ def task_func():
         return 'contained'
 """
 _CHECK_LEFTOVERS = """
-import os
+import os, sys
 def task_func():
     pids = [p for p in os.listdir('/proc') if p.isdigit()]
-    return sorted(os.listdir('/tmp')), len(pids)
+    venv = sys.prefix.split('/')[2] if sys.prefix.startswith('/tmp/') else None  # a checkout in /tmp
+    return sorted(n for n in os.listdir('/tmp') if n != venv), len(pids)
 """
 _CHECK_TESTS = """
 import unittest

@@ -105,8 +105,9 @@ def compile_cpp(source: str, timeout_s: float = COMPILE_TIMEOUT_S) -> bytes:
         raise CompileError(f"cannot sandbox the compiler: {exc}") from None
     try:
         proc = subprocess.run(
-            cmd, input=source.encode(), capture_output=True, timeout=timeout_s, check=False, close_fds=True
-        )
+            cmd, input=source.encode(), capture_output=True, timeout=timeout_s, check=False, close_fds=True,
+            env={},  # bwrap stays the sandbox's PID 1: the host's variables must not reach it either
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise CompileError(f"compilation took longer than {timeout_s:g}s") from None
     if proc.returncode != 0 or not proc.stdout:

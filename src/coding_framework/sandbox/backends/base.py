@@ -7,7 +7,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.sandbox import SandboxConfig
@@ -17,6 +17,7 @@ from coding_framework.sandbox.judge import wire
 JUDGE_DIR = Path(__file__).resolve().parent.parent / "judge"
 JUDGE_BOOT = "import sys; sys.path.insert(0, '/sandbox'); from judge import server; server.main()"
 MAX_REPORT_BYTES = 64 << 20
+ConfigT = TypeVar("ConfigT")
 
 
 class BackendUnavailable(RuntimeError):
@@ -53,12 +54,16 @@ def read_exact_fd(
     return wire.exact_reader(read_before_deadline)
 
 
-class Worker(ABC):
-    """One long-lived judge process (a fork server) inside its own sandbox, built from the sandbox config."""
+class Worker(ABC, Generic[ConfigT]):
+    """One long-lived judge process (a fork server) inside its own sandbox, built from its tier's config.
+
+    Backends are ``Worker[SandboxConfig]``; the in-process tier's zygote is a ``Worker[InProcessConfig]``.
+    One :class:`~coding_framework.sandbox.pool.WorkerPool` runs either.
+    """
 
     isolation: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: ConfigT) -> None:
         self.config = config
 
     @abstractmethod
@@ -101,13 +106,13 @@ class Worker(ABC):
         return report
 
 
-BACKENDS: Registry[type[Worker]] = Registry("sandbox backend", "backends", miss=ConfigError)
+BACKENDS: Registry[type[Worker[SandboxConfig]]] = Registry("sandbox backend", "backends", miss=ConfigError)
 
 
 register_backend = BACKENDS.register
 """Register a :class:`Worker` class as the backend ``SandboxConfig.backend`` calls ``name``."""
 
 
-def get_backend(name: str) -> type[Worker]:
+def get_backend(name: str) -> type[Worker[SandboxConfig]]:
     """The worker class registered as ``name``; the error lists the valid names."""
     return BACKENDS.resolve(name)

@@ -21,6 +21,7 @@ from coding_framework.sandbox.backends.base import (
     JUDGE_BOOT,
     JUDGE_DIR,
     BackendUnavailable,
+    ConfigT,
     Worker,
     read_exact_fd,
     register_backend,
@@ -62,10 +63,15 @@ def _system_lib_args() -> list[str]:
     return args
 
 
-# Every sandbox starts with these: no namespace shared with the host, no capabilities, nobody's uid, a
-# scrubbed environment, and death with its parent.
+# Every sandbox starts with these: a namespace of its own for each kind (--unshare-all, spelled out), no
+# capabilities, nobody's uid, a scrubbed environment, and death with its parent.
 CONFINEMENT = (
-    "--unshare-all",
+    "--unshare-user",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
     "--die-with-parent",
     "--new-session",
     "--clearenv",
@@ -80,6 +86,12 @@ CONFINEMENT = (
 )
 
 
+def private_tmp(size_mb: int) -> list[str]:
+    """The sandbox's private, size-limited /tmp. It goes before any bind: a later tmpfs on /tmp would hide
+    whatever was bound under it (a checkout or venv that lives in the host's /tmp)."""
+    return ["--size", str(size_mb << 20), "--tmpfs", "/tmp"]
+
+
 def stop_process(proc: subprocess.Popen) -> None:
     """Kill ``proc`` if it still runs, reap it, and close its pipes."""
     if proc.poll() is None:
@@ -92,33 +104,14 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 def build_command(config: SandboxConfig) -> list[str]:
     exe, runtime_paths = _python_runtime()
-    cmd = [bwrap_binary(), *CONFINEMENT, *_system_lib_args()]
+    cmd = [bwrap_binary(), *CONFINEMENT, *private_tmp(config.limits.tmp_size_mb), *_system_lib_args()]
     for path in runtime_paths:
         cmd += ["--ro-bind", path, path]
     purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
     if os.path.isdir(purelib):
         cmd += ["--tmpfs", purelib]  # third-party packages of the base interpreter stay out of view
-    cmd += [
-        "--ro-bind",
-        str(JUDGE_DIR),
-        "/sandbox/judge",
-        "--dev",
-        "/dev",
-        "--size",
-        str(config.limits.tmp_size_mb << 20),
-        "--tmpfs",
-        "/tmp",
-        "--setenv",
-        "PYTHONDONTWRITEBYTECODE",
-        "1",
-        "--chdir",
-        "/tmp",
-        exe,
-        "-I",
-        "-S",
-        "-c",
-        JUDGE_BOOT,
-    ]
+    cmd += ["--ro-bind", str(JUDGE_DIR), "/sandbox/judge", "--dev", "/dev"]
+    cmd += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--chdir", "/tmp", exe, "-I", "-S", "-c", JUDGE_BOOT]
     return cmd
 
 
@@ -133,20 +126,22 @@ def _address_space_cap(memory_mb: int | None) -> Callable[[], None] | None:
     return cap
 
 
-@register_backend("process")
-class BwrapWorker(Worker):
-    isolation: ClassVar[dict[str, Any]] = {
-        "backend": "process",
-        "network": False,
-        "pid_namespace": True,
-        "readonly_root": True,
-    }
+class BwrapProcess(Worker[ConfigT]):
+    """A worker that is one bwrap process, exchanging frames over its stdin and stdout.
 
-    def __init__(self, config: SandboxConfig) -> None:
+    bwrap itself starts with an empty environment: ``--clearenv`` only reaches its child, and bwrap stays
+    in the sandbox as its PID 1, where ``/proc/1/environ`` would show a task the host's variables.
+    """
+
+    def __init__(self, config: ConfigT, cmd: list[str]) -> None:
         super().__init__(config)
-        self._cmd = build_command(config)
+        self._cmd = cmd
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- open for the worker's whole life
+
+    def _before_exec(self) -> Callable[[], None] | None:
+        """What bwrap's process runs before exec (limits, a cgroup to join); None: nothing."""
+        return None
 
     def start(self, timeout_s: float) -> None:
         self._stderr.seek(0)
@@ -156,10 +151,11 @@ class BwrapWorker(Worker):
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
+            env={},
             bufsize=0,
             close_fds=True,
             start_new_session=True,
-            preexec_fn=_address_space_cap(self.config.judge_memory_mb),
+            preexec_fn=self._before_exec(),
         )
         self._expect_ready(timeout_s)
 
@@ -185,6 +181,22 @@ class BwrapWorker(Worker):
             self._proc = None
 
 
+@register_backend("process")
+class BwrapWorker(BwrapProcess[SandboxConfig]):
+    isolation: ClassVar[dict[str, Any]] = {
+        "backend": "process",
+        "network": False,
+        "pid_namespace": True,
+        "readonly_root": True,
+    }
+
+    def __init__(self, config: SandboxConfig) -> None:
+        super().__init__(config, build_command(config))
+
+    def _before_exec(self) -> Callable[[], None] | None:
+        return _address_space_cap(self.config.judge_memory_mb)
+
+
 def check_available() -> None:
     """Raise BackendUnavailable with bwrap's own message if namespaces cannot be created here."""
     probe = subprocess.run(
@@ -200,4 +212,4 @@ def check_available() -> None:
         )
 
 
-__all__ = ["BwrapWorker", "build_command", "check_available"]
+__all__ = ["BwrapProcess", "BwrapWorker", "build_command", "check_available", "private_tmp"]

@@ -50,7 +50,7 @@ def docker_client() -> Any:
 
 
 @register_backend("docker")
-class DockerWorker(Worker):
+class DockerWorker(Worker[SandboxConfig]):
     isolation: ClassVar[dict[str, Any]] = {
         "backend": "docker",
         "network": False,

@@ -2,40 +2,37 @@
 
 The sandbox is the function-level one's (``backends/bwrap.py``): no network, private PID/IPC/UTS/user
 namespaces, no capabilities, a read-only view of the Python runtime and system libraries, a private
-size-limited ``/tmp``, a scrubbed environment, dying with its parent. It adds the execution environment's
-venv, read-only, and ``/proc`` of its own PID namespace (tasks use psutil and subprocess). The libraries
-need threads and tasks may start processes, so there is no seccomp filter; every process a task starts is
-killed when the task ends.
+size-limited ``/tmp``, a scrubbed environment (bwrap itself included), dying with its parent. It adds the
+execution environment's venv and the system's programs (``/usr/bin``, ``/usr/sbin``, ``/usr/share``),
+read-only, as the official harness's image has them, and ``/proc`` of its own PID namespace (tasks use
+psutil and subprocess). The libraries need threads and tasks may start processes, so there is no seccomp
+filter; every process a task starts is killed when the task ends.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import select
-import struct
-import subprocess
 import sys
 import sysconfig
-import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from coding_framework.config.inprocess import InProcessConfig
-from coding_framework.sandbox.backends.base import BackendUnavailable, WorkerDied, WorkerTimeout
+from coding_framework.sandbox.backends.base import BackendUnavailable
 from coding_framework.sandbox.backends.bwrap import (
     CONFINEMENT,
+    BwrapProcess,
     _python_runtime,
     _system_lib_args,
     bwrap_binary,
-    stop_process,
+    private_tmp,
 )
 from coding_framework.sandbox.inprocess.pids import PidsCgroup
 
 ZYGOTE = Path(__file__).resolve().parent / "zygote.py"
 SANDBOX_ZYGOTE = "/sandbox/bcb_zygote.py"
-MAX_REPORT_BYTES = 16 << 20
+SYSTEM_PROGRAMS = ("/usr/bin", "/usr/sbin", "/usr/share", "/etc/alternatives")
 ISOLATION: dict[str, Any] = {
     "backend": "process",
     "network": False,
@@ -57,20 +54,36 @@ def env_python(venv: str) -> str:
     return str(python)
 
 
+def _system_program_args() -> list[str]:
+    """``/usr/bin`` and its neighbours read-only, and ``/bin``, ``/sbin`` as the host has them (links on a
+    merged-/usr system)."""
+    args: list[str] = []
+    for path in SYSTEM_PROGRAMS:
+        if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for top in ("/bin", "/sbin"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
 def build_command(config: InProcessConfig) -> list[str]:
     env_python(config.env_venv)
     _, runtime_paths = _python_runtime()
     venv = os.path.realpath(config.env_venv)
-    cmd = [bwrap_binary(), *CONFINEMENT, *_system_lib_args()]
+    cmd = [bwrap_binary(), *CONFINEMENT, *private_tmp(config.tmp_size_mb), "--proc", "/proc", "--dev", "/dev"]
+    cmd += [*_system_lib_args(), *_system_program_args()]
     for path in runtime_paths:
         cmd += ["--ro-bind", path, path]
     purelib = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
     if os.path.isdir(purelib):
         cmd += ["--tmpfs", purelib]  # only the environment's packages are in view
     cmd += ["--ro-bind", venv, venv, "--ro-bind", str(ZYGOTE), SANDBOX_ZYGOTE]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(config.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     env = {
         "HOME": "/tmp",
+        "PATH": f"{venv}/bin:/usr/bin:/bin",  # `python` is the environment's, as in the official image
         "MPLCONFIGDIR": "/tmp/mpl",
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1",  # as the official reliability_guard sets
@@ -85,21 +98,13 @@ def build_command(config: InProcessConfig) -> list[str]:
     return [*cmd, "--chdir", "/tmp", python, "-I", SANDBOX_ZYGOTE, *config.preload]
 
 
-def _frame(obj: object) -> bytes:
-    data = json.dumps(obj).encode()
-    return struct.pack(">I", len(data)) + data
-
-
-class ZygoteWorker:
+class ZygoteWorker(BwrapProcess[InProcessConfig]):
     """A running zygote: send a task, read its report. Not thread-safe; the pool gives it one caller."""
 
+    isolation = ISOLATION
+
     def __init__(self, config: InProcessConfig) -> None:
-        self.config = config
-        self._cmd = build_command(config)
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- open for the worker's whole life
-        self._proc: subprocess.Popen[bytes] | None = None
-        self.tasks = 0
-        self.hello: dict[str, Any] = {}
+        super().__init__(config, build_command(config))
         self._cgroup: PidsCgroup | None = None
 
     @property
@@ -109,72 +114,24 @@ class ZygoteWorker:
             return "pids_cgroup"
         return "rlimit_nproc" if os.geteuid() != 0 else "none"
 
+    def _before_exec(self) -> Callable[[], None] | None:
+        return None if self._cgroup is None else self._cgroup.join
+
     def start(self, timeout_s: float) -> None:
         self._cgroup = PidsCgroup.create(self.config.max_processes)
-        self._proc = subprocess.Popen(
-            self._cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            bufsize=0,
-            close_fds=True,
-            start_new_session=True,
-            preexec_fn=None if self._cgroup is None else self._cgroup.join,
-        )
-        try:
-            hello = self._recv(time.monotonic() + timeout_s)
-        except (WorkerTimeout, WorkerDied) as exc:
-            hello, reason = {}, str(exc)
-        else:
-            reason = "it exited during start-up"
-        if not hello.get("ready"):
-            self.kill()
-            self._stderr.seek(0)
-            detail = self._stderr.read(4000).decode("utf-8", "replace").strip()
-            suffix = f": {detail}" if detail else ""
-            raise BackendUnavailable(f"in-process worker failed to start ({reason}){suffix}")
-        self.hello = hello
+        super().start(timeout_s)
 
-    def request(self, task: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        assert self._proc is not None and self._proc.stdin is not None
+    def request(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         nproc = None if self._cgroup is not None else self.config.max_processes
-        try:
-            self._proc.stdin.write(_frame({**task, "nproc": nproc}))
-        except OSError as exc:
-            raise WorkerDied(f"the in-process worker is gone: {exc}") from None
-        report = self._recv(time.monotonic() + timeout_s)
-        self.tasks += 1
+        report = super().request({**job, "nproc": nproc}, timeout_s)
         report["process_limit"] = self.process_limit
         return report
 
-    def _recv(self, deadline: float) -> dict[str, Any]:
-        head = self._read(4, deadline)
-        (size,) = struct.unpack(">I", head)
-        if size > MAX_REPORT_BYTES:
-            raise WorkerDied(f"the in-process worker sent a {size}-byte report")
-        report = json.loads(self._read(size, deadline))
-        if not isinstance(report, dict):
-            raise WorkerDied("the in-process worker sent a malformed report")
-        return report
-
-    def _read(self, n: int, deadline: float) -> bytes:
-        assert self._proc is not None and self._proc.stdout is not None
-        out, buf = self._proc.stdout, b""
-        while len(buf) < n:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([out.fileno()], [], [], remaining)[0]:
-                raise WorkerTimeout("no answer from the in-process worker before the deadline")
-            chunk = out.read(n - len(buf))
-            if not chunk:
-                raise WorkerDied("the in-process worker exited")
-            buf += chunk
-        return buf
-
     def kill(self) -> None:
-        if self._proc is None:
-            return
-        stop_process(self._proc)
-        self._proc = None
+        super().kill()
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None
+
+
+__all__ = ["ZygoteWorker", "build_command", "env_python"]

@@ -241,18 +241,32 @@ def _end_everything_else() -> None:
             return
 
 
-def _empty_tmp() -> None:
-    for name in os.listdir("/tmp"):
-        if name not in KEEP_IN_TMP:
-            path = os.path.join("/tmp", name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+def _mounts_under_tmp() -> set[str]:
+    """Mount points inside /tmp (the venv, when the host keeps it in its own /tmp)."""
+    with open("/proc/self/mountinfo") as mounts:
+        points = {line.split()[4] for line in mounts}
+    return {p for p in points if p.startswith("/tmp/")}
 
 
-def run_task(task: dict, protocol_fds: tuple[int, int]) -> dict:
+def _empty(folder: str, keep: set[str]) -> None:
+    """Remove everything in ``folder`` but the paths in ``keep`` (the folders that lead to one are emptied
+    in turn)."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if path in keep:
+            continue
+        if any(k.startswith(path + "/") for k in keep):
+            os.chmod(path, 0o700)  # bwrap made it for the task's uid; a task may have locked it
+            _empty(path, keep)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def run_task(task: dict, protocol_fds: tuple[int, int], keep_in_tmp: set[str]) -> dict:
+    """Run one task in a fresh child; afterwards end what it started and empty /tmp but ``keep_in_tmp``."""
     workdir = tempfile.mkdtemp(dir="/tmp")
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
@@ -270,7 +284,7 @@ def run_task(task: dict, protocol_fds: tuple[int, int]) -> dict:
     timed_out = timed_out or status is None
     duration = time.monotonic() - started
     _end_everything_else()
-    _empty_tmp()
+    _empty("/tmp", keep_in_tmp)
     try:
         report = json.loads(data[4:]) if len(data) > 4 else {}
     except ValueError:
@@ -321,8 +335,9 @@ def main() -> None:
     _harden_self()
     stream = os.fdopen(proto_in, "rb", buffering=0)
     send(proto_out, {"ready": True, "preload_failed": failed, "python": sys.version.split()[0]})
+    keep_in_tmp = {"/tmp/" + name for name in KEEP_IN_TMP} | _mounts_under_tmp()
     while (task := recv(stream)) is not None:
-        send(proto_out, run_task(task, (proto_in, proto_out)))
+        send(proto_out, run_task(task, (proto_in, proto_out), keep_in_tmp))
 
 
 if __name__ == "__main__":
