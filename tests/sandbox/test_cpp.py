@@ -23,7 +23,10 @@ SPEC = {
 }
 SUM = '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a+b);}\n'
 FORK = '#include <unistd.h>\n#include <cstdio>\nint main(){if(fork()<0){return 3;}puts("5");}\n'
-SLOW = "constexpr long f(){long s=0;for(long i=0;i<(1L<<40);i++)s+=i;return s;}\nstatic_assert(f()>0);\n"
+# Nested loops: each stays under g++'s per-loop constexpr limit (262144 iterations), so the compiler keeps
+# evaluating (about 4e10 steps) until the timeout stops it.
+SLOW = ("constexpr long f(){long s=0;for(long i=0;i<200000;i++)for(long j=0;j<200000;j++)s+=i^j;return s;}\n"
+        "static_assert(f()>0);\n")
 needs_gxx = pytest.mark.skipif(cpp.compiler() is None, reason="no g++ on PATH")
 
 
