@@ -1,5 +1,6 @@
 """`verl-train` through the real CLI: a dry run composed and validated against verl's own config and checks,
-and bad input (an unknown override key or algorithm, no model, a batch verl rejects) as a one-line error."""
+our `shared_lora` as verl's LoRA (a starting model's shared adapter continued), and bad input (an unknown
+override key or algorithm, no model, a batch verl rejects, policies verl cannot train) as a one-line error."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
+import yaml
+from transformers import AutoModelForCausalLM, AutoTokenizer
 from typer.testing import CliRunner
 
 from coding_framework.cli.main import app
+from coding_framework.config.policies import PoliciesConfig, PolicyMode
 from coding_framework.embedded import ensure_embedded_model
+from coding_framework.llm.adapters import RoleAdapters, base_state_dict
 
 pytestmark = pytest.mark.slow  # the first call imports verl, hydra and vLLM's config classes (~20 s here)
 
@@ -20,7 +26,25 @@ def model_dir() -> Path:
     return ensure_embedded_model(progress=False)
 
 
-def verl_train(tmp_path: Path, model: Path, *args: str) -> tuple[int, str, str]:
+def adapter_dir(out: Path, mode: PolicyMode) -> Path:
+    """The embedded base plus LoRA adapters (``mode``, rank 4), laid out as a trained run saves them."""
+    src = ensure_embedded_model(progress=False)
+    model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
+    adapters = RoleAdapters(model, PoliciesConfig(mode=mode, rank=4, alpha=8))
+    model.save_pretrained(out, state_dict=base_state_dict(model))
+    adapters.save(out / "adapters")
+    AutoTokenizer.from_pretrained(src).save_pretrained(out)
+    return out
+
+
+def lora_config(tmp_path: Path, mode: PolicyMode, **extra: object) -> str:
+    path = tmp_path / f"{mode}.yaml"
+    path.write_text(yaml.safe_dump({"policies": {"mode": mode, "rank": 4, "alpha": 8},
+                                    "optim": {"lr": 1e-2}, **extra}))
+    return str(path)
+
+
+def verl_train(tmp_path: Path, model: Path | str, *args: str) -> tuple[int, str, str]:
     argv = ["verl-train", "--dry-run", "--model", str(model), "--run-dir", str(tmp_path / "run"), *args]
     result = CliRunner().invoke(app, argv)
     return result.exit_code, result.stdout, result.stderr
@@ -69,7 +93,49 @@ def test_unknown_algorithm_is_a_one_line_error(tmp_path: Path, model_dir: Path) 
 
 def test_missing_model_is_a_one_line_error(tmp_path: Path) -> None:
     code, _, err = verl_train(tmp_path, tmp_path / "no-model")
-    assert_one_line_error(code, err, "no-model", "config.json")
+    assert_one_line_error(code, err, "no-model", "no such model directory")
+
+
+def test_an_endpoint_model_is_a_one_line_error(tmp_path: Path) -> None:
+    code, _, err = verl_train(tmp_path, "http://127.0.0.1:9/v1@m")
+    assert_one_line_error(code, err, "http://127.0.0.1:9/v1@m", "endpoint")
+
+
+def test_shared_lora_is_validated_as_verls_lora(tmp_path: Path, model_dir: Path) -> None:
+    code, out, err = verl_train(tmp_path, "embedded", "--config", lora_config(tmp_path, "shared_lora"),
+                                "--gpus-per-node", "1")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["validated"] is True
+    args = set(result["command"][3:])
+    for arg in ("actor_rollout_ref.model.lora_rank=4", "actor_rollout_ref.model.lora_alpha=8",
+                "actor_rollout_ref.model.target_modules=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,"
+                "down_proj]", "actor_rollout_ref.actor.optim.lr=0.01",
+                f"actor_rollout_ref.model.path={model_dir.resolve()}"):
+        assert arg in args, arg
+    assert not any("lora_adapter_path" in a for a in args)  # the embedded model has no adapter to continue
+
+
+def test_a_shared_adapter_continues_and_per_role_ones_are_refused(tmp_path: Path) -> None:
+    shared = adapter_dir(tmp_path / "shared", "shared_lora")
+    code, out, err = verl_train(tmp_path, shared, "--config", lora_config(tmp_path, "shared_lora"))
+    assert code == 0, err
+    args = json.loads(out.strip().splitlines()[-1])["command"]
+    assert f"actor_rollout_ref.model.lora_adapter_path={shared.resolve() / 'adapters' / 'policy'}" in args
+    per_role = adapter_dir(tmp_path / "per-role", "per_role_lora")
+    code, _, err = verl_train(tmp_path, per_role, "--config", lora_config(tmp_path, "per_role_lora"))
+    assert_one_line_error(code, err, "per-role LoRA adapters (generator, reviewer)", "verl trains one policy")
+
+
+def test_per_role_lora_is_a_one_line_error(tmp_path: Path) -> None:
+    code, _, err = verl_train(tmp_path, "embedded", "--config", lora_config(tmp_path, "per_role_lora"))
+    assert_one_line_error(code, err, "policies.mode per_role_lora", "verl trains one policy")
+
+
+def test_the_reviewer_warm_start_is_a_one_line_error(tmp_path: Path) -> None:
+    config = lora_config(tmp_path, "shared_lora", reviewer_warm_start={"enabled": True})
+    code, _, err = verl_train(tmp_path, "embedded", "--config", config)
+    assert_one_line_error(code, err, "reviewer_warm_start.enabled")
 
 
 def test_verls_own_checks_reject_a_mini_batch_larger_than_the_batch(tmp_path: Path, model_dir: Path) -> None:

@@ -26,7 +26,9 @@ STAGES = {
 
 @app.command("verl-preflight")
 def verl_preflight(
-    model: Annotated[str, typer.Option(help="embedded | local:PATH | a model directory.")] = "embedded",
+    model: Annotated[str, typer.Option(help="embedded | DIR | local:DIR | models:/NAME/VERSION | "
+                                            "models:/NAME@ALIAS (not an endpoint: the audit needs the "
+                                            "weights); vllm:SPEC selects --engine vllm.")] = "embedded",
     problems: Annotated[int, typer.Option(help="Built-in problems in the batch.")] = 2,
     n: Annotated[int, typer.Option("--n", help="Samples per problem (rollout.n).")] = 2,
     workers: Annotated[int, typer.Option(help="verl AgentLoopWorker actors.")] = 2,
@@ -58,8 +60,8 @@ def verl_preflight(
             engine=engine, prompt_length=prompt_length, response_length=response_length, tolerance=tolerance,
             overrides=override or [])
     except ValidationError as exc:
-        fail("; ".join(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
-                       for e in exc.errors()))
+        fail("; ".join(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: "
+                       f"{str(e['msg']).removeprefix('Value error, ')}" for e in exc.errors()))
     out = run_dir or Path("runs") / time.strftime("verl-preflight-%Y%m%d-%H%M%S")
     try:
         report = _run(config, out, progress, run_preflight)

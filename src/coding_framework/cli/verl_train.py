@@ -34,13 +34,13 @@ def _bad_input() -> tuple[type[BaseException], ...]:
     return (ConfigError, HydraException, OmegaConfBaseException, AssertionError, ValueError, OSError)
 
 
-def _configs(config: str | None, verl_config: str | None, algorithm: str | None, nnodes: int | None,
-             gpus_per_node: int | None, ray_address: str | None) -> tuple[Any, Any]:
+def _configs(config: str | None, verl_config: str | None, model: str | None, algorithm: str | None,
+             nnodes: int | None, gpus_per_node: int | None, ray_address: str | None) -> tuple[Any, Any]:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
 
-    cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm})
+    cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, "model": model})
     cluster = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
                "cluster.ray_address": ray_address}
     return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=cluster)
@@ -48,9 +48,11 @@ def _configs(config: str | None, verl_config: str | None, algorithm: str | None,
 
 @app.command("verl-train")
 def verl_train(
-    model: Annotated[Path, typer.Option(help="Hugging Face model directory the actor starts from.")],
     run_dir: Annotated[
         Path, typer.Option(help="Data, workflow YAMLs, checkpoints and MLflow store go here.")],
+    model: Annotated[str | None, typer.Option(
+        help="The starting model: embedded | DIR | local:DIR | models:/NAME/VERSION | models:/NAME@ALIAS "
+             "(downloaded); a shared_lora model's adapter continues (default: the config's model).")] = None,
     config: Annotated[
         str | None, typer.Option(help="Training YAML (path or shipped name, e.g. grpo_basic).")] = None,
     verl_config: Annotated[
@@ -73,13 +75,15 @@ def verl_train(
 
     start = time.perf_counter()
     try:
-        cfg, verl = _configs(config, verl_config, algorithm, nnodes, gpus_per_node, ray_address)
-        run = prepare(cfg, verl, model, run_dir, list(override or []))
+        cfg, verl = _configs(config, verl_config, model, algorithm, nnodes, gpus_per_node, ray_address)
+        run = prepare(cfg, verl, run_dir, list(override or []))
         checks = validate(compose(run.args))
     except _bad_input() as exc:
         fail(_one_line(exc))
     for name in run.not_applied:
         typer.echo(f"warning: {name} is set but verl's trainer does not apply it", err=True)
+    for check in checks["deferred_checks"]:
+        typer.echo(f"warning: not checked here: {check}", err=True)
     result: dict[str, Any] = {
         "command": run.command, "validated": True, "registration": run.registration,
         "not_applied": run.not_applied, **checks, "run_dir": str(run.inputs.run_dir),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import hydra
 import pandas as pd
 import pytest
@@ -28,12 +30,12 @@ from tests.training._episodes import ADD, RIGHT, WRONG
 VERL_SAMPLING = {"temperature": 0.9, "top_p": 0.95, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
 
 
-def _loop(server: ScriptedServerManager, prompt_length: int = 256,
-          response_length: int = 512) -> CodingAgentLoop:
+def _loop(server: ScriptedServerManager, prompt_length: int = 256, response_length: int = 512,
+          **settings: object) -> CodingAgentLoop:
     """Instantiate from verl's registry entry with the arguments AgentLoopWorker._run_agent_loop passes."""
     rollout = {"prompt_length": prompt_length, "response_length": response_length}
     config = OmegaConf.create({"actor_rollout_ref": {"rollout": rollout}, "data": {},
-                               AGENT_NAME: {"graph": None}})
+                               AGENT_NAME: {"graph": None, **settings}})
     return hydra.utils.instantiate(
         _agent_loop_registry[AGENT_NAME], trainer_config=DictConfigWrap(config), server_manager=server,
         tokenizer=server.tokenizer, processor=None, dataset_cls=RLHFDataset,
@@ -84,6 +86,24 @@ async def test_run_returns_the_episode_as_an_agent_loop_output() -> None:
     assert traj.metadata["passed"] is True and traj.metadata["response_budget_exhausted"] is False
     assert out.num_turns == 4 and out.metrics.generate_sequences > 0
     assert out.as_dict()["rm_scores"][-1] == pytest.approx(out.reward_score)
+
+
+class KeywordRecorder(ScriptedServerManager):
+    """Also records the extra keywords verl's client would forward to the server's ``generate``."""
+
+    async def generate(self, request_id: str, **kwargs: Any) -> TokenOutput:
+        extra = {k: v for k, v in kwargs.items() if k not in ("prompt_ids", "sampling_params")}
+        out = await super().generate(request_id, **kwargs)
+        self.requests[-1]["extra"] = extra
+        return out
+
+
+@pytest.mark.parametrize("send_role", [True, False])
+async def test_the_calls_role_reaches_the_server_only_when_asked(send_role: bool) -> None:
+    """verl's own vLLM server takes no ``role`` keyword: it is sent only with ``send_role``."""
+    server = KeywordRecorder(tiny_tokenizer(), [WRONG, RIGHT])
+    await _loop(server, **({"send_role": True} if send_role else {})).run(dict(VERL_SAMPLING), **_row())
+    assert [r["extra"] for r in server.requests] == [{"role": "generator"} if send_role else {}] * 2
 
 
 async def test_the_response_budget_ends_the_episode_at_its_last_round() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from coding_framework.config import load_config
 from coding_framework.config.algorithm import ALGORITHM_NAMES
+from coding_framework.config.policies import LORA_TARGETS
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.embedded import ensure_embedded_model
@@ -32,11 +33,11 @@ pytestmark = pytest.mark.slow  # importing verl and hydra, then one compose per 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def inputs(tmp_path: Path, model: Path | None = None) -> VerlInputs:
+def inputs(tmp_path: Path, model: Path | None = None, adapter_dir: Path | None = None) -> VerlInputs:
     return VerlInputs(
         model_dir=model or tmp_path / "model", run_dir=tmp_path / "run", train_file=tmp_path / "t.parquet",
         val_file=tmp_path / "v.parquet", workflow_files={"graph": tmp_path / "graph.yaml"},
-        agent_loop_config=None, mlflow_uri="sqlite:////tmp/x.db",
+        agent_loop_config=None, mlflow_uri="sqlite:////tmp/x.db", adapter_dir=adapter_dir,
     )
 
 
@@ -73,6 +74,32 @@ def test_kl_modes_map_to_verls_loss_or_reward_penalty(tmp_path: Path) -> None:
     reward = verl_overrides(TrainingConfig(model="m", kl={"mode": "reward", "controller": "adaptive"}), spec,
                             VerlConfig(), inputs(tmp_path))
     assert reward["algorithm.use_kl_in_reward"] is True and reward["algorithm.kl_ctrl.type"] == "adaptive"
+
+
+def test_shared_lora_is_verls_lora_and_per_role_is_refused(tmp_path: Path) -> None:
+    spec, lora = get_algorithm("grpo"), {"mode": "shared_lora", "rank": 4, "alpha": 8}
+    shared = verl_overrides(TrainingConfig(model="m", policies=lora, optim={"lr": 1e-2, "eps": 1e-4}), spec,
+                            VerlConfig(), inputs(tmp_path, adapter_dir=tmp_path / "adapters" / "policy"))
+    model = "actor_rollout_ref.model"
+    assert (shared[f"{model}.lora_rank"], shared[f"{model}.lora_alpha"]) == (4, 8)
+    assert shared[f"{model}.target_modules"] == list(LORA_TARGETS)
+    assert shared[f"{model}.lora_adapter_path"] == str(tmp_path / "adapters" / "policy")
+    assert shared["actor_rollout_ref.actor.optim.lr"] == 1e-2  # the LoRA's lr is optim.lr in both trainers
+    assert shared["actor_rollout_ref.actor.optim.override_optimizer_config"] == {"eps": 1e-4}
+    full = verl_overrides(TrainingConfig(model="m"), spec, VerlConfig(), inputs(tmp_path))
+    assert not any("lora" in key for key in full)
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"policies": {"mode": "per_role_lora"}}, "per_role_lora: verl trains one policy"),
+    ({"reviewer_warm_start": {"enabled": True}}, "reviewer_warm_start.enabled"),
+    ({"policies": {"mode": "shared_lora", "roles": ["generator"]},
+      "workflow": {"agents": {"reviewer": {"backend": "llm"}}}}, r"leave \['reviewer'\] on the base"),
+])
+def test_policies_verl_cannot_train_are_refused(tmp_path: Path, change: dict, fragment: str) -> None:
+    with pytest.raises(VerlMappingError, match=fragment):
+        verl_overrides(TrainingConfig(model="m", **change), get_algorithm("grpo"), VerlConfig(),
+                       inputs(tmp_path))
 
 
 @pytest.mark.parametrize(("field", "value", "fragment"), [

@@ -19,6 +19,8 @@ from coding_framework.cli.main import app
         (["--engine", "sglang"], "--engine: Input should be 'local' or 'vllm'"),
         (["--problems", "3", "--n", "1"], "3 rows do not split evenly over 2 workers"),
         (["--problems", "1000", "--n", "2"], "built-in problems"),
+        (["--model", "http://127.0.0.1:9/v1@m"], "--model: 'http://127.0.0.1:9/v1@m' is an endpoint"),
+        (["--model", "models:/coder"], "models:/NAME/VERSION or models:/NAME@ALIAS"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

@@ -72,17 +72,22 @@ class ServerManagerEngine:
 
     ``sampling_params`` are verl's (temperature, top_p, top_k, ...); ``max_tokens`` per call is the
     Generator's ``max_new_tokens`` capped by what is left of ``response_length`` counted from the first
-    prompt. ``prompt_length`` bounds that first prompt, as verl pads prompts to it.
+    prompt. ``prompt_length`` bounds that first prompt, as verl pads prompts to it. With ``send_role``
+    each call passes its ``role`` on (verl's client forwards extra keywords to the server's ``generate``),
+    so servers with per-role adapters decode it through that role's; verl's own vLLM server takes no such
+    keyword, hence off by default.
     """
 
     def __init__(self, server_manager: Any, tokenizer: Any, sampling_params: Mapping[str, Any], *,
-                 prompt_length: int, response_length: int, request_id: str | None = None) -> None:
+                 prompt_length: int, response_length: int, request_id: str | None = None,
+                 send_role: bool = False) -> None:
         self.server_manager = server_manager
         self.tokenizer = tokenizer
         self.sampling_params = dict(sampling_params)
         self.prompt_length = prompt_length
         self.response_length = response_length
         self.request_id = request_id or uuid4().hex
+        self.send_role = send_role
         self.policy_version = "verl"
         self.generate_s = 0.0
         self._first_prompt: int | None = None
@@ -103,9 +108,10 @@ class ServerManagerEngine:
         sampling = {**self.sampling_params, "logprobs": True, "max_tokens": max_tokens}
         if params.stop:
             sampling["stop"] = list(params.stop)
+        extra = {"role": params.role} if self.send_role else {}
         start = time.perf_counter()
         out = await self.server_manager.generate(request_id=self.request_id, prompt_ids=list(prompt_ids),
-                                                 sampling_params=sampling)
+                                                 sampling_params=sampling, **extra)
         self.generate_s += time.perf_counter() - start
         if out.stop_reason == "aborted":
             raise EngineError("verl aborted the generation (weights were being updated)")
@@ -167,7 +173,8 @@ def problem_from_row(row: Mapping[str, Any]) -> Problem:
 @register(AGENT_NAME)
 class CodingAgentLoop(AgentLoopBase):
     """One training-graph episode per sample. Settings come from the trainer config's ``coding_framework``
-    section: YAML paths ``agents``, ``graph``, ``sandbox``, ``rewards`` (each optional), ``trained_role``."""
+    section: YAML paths ``agents``, ``graph``, ``sandbox``, ``rewards`` (each optional), ``trained_role``,
+    and ``send_role`` (pass each call's role to the rollout servers; only ours accept it)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # The episode starts here: verl builds one loop per sample right before ``run``, and the first one
@@ -178,13 +185,15 @@ class CodingAgentLoop(AgentLoopBase):
         keys = ("agents", "graph", "sandbox", "rewards", "trained_role")
         self.settings = {k: (str(section[k]) if section.get(k) is not None else None) for k in keys}
         self.resources = _resources(json.dumps(self.settings, sort_keys=True))
+        self.send_role = bool(section.get("send_role", False))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         problem = problem_from_row(kwargs)
         res = self.resources
         engine = ServerManagerEngine(self.server_manager, self.tokenizer, sampling_params,
                                      prompt_length=self.rollout_config.prompt_length,
-                                     response_length=self.rollout_config.response_length)
+                                     response_length=self.rollout_config.response_length,
+                                     send_role=self.send_role)
         graph = build_training_graph(res.workflow, grader=res.grader, engine=engine,
                                      checkpointer=InMemorySaver())
         thread: RunnableConfig = {"configurable": {"thread_id": engine.request_id}}

@@ -4,7 +4,8 @@
   sum equals the tokens of the row's generation calls (``calls`` in ``non_tensor_batch``).
 * ``drift``: the batch's trajectories through ``training.auditor.audit``, i.e. each generated token's
   recorded ``rollout_log_probs`` against the policy's teacher-forced logprob, and each call's decoded ids
-  against the text the agent saw. ``drift_tokens`` counts generated tokens that fail either check.
+  against the text the agent saw. ``drift_tokens`` counts generated tokens that fail either check. With
+  role adapters the rows are teacher-forced through their role's adapter, the weights that sampled them.
 * ``episode_seconds``: the wall time covered by at least one running episode (the union of the
   ``episode_began`` / ``episode_ended`` spans ``CodingAgentLoop`` records).
 """
@@ -12,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from pydantic import BaseModel, Field
@@ -21,6 +22,9 @@ from verl.protocol import DataProto
 from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.interop import from_data_proto
+
+if TYPE_CHECKING:
+    from coding_framework.llm.adapters import RoleAdapters
 
 
 class MaskSummary(BaseModel):
@@ -62,11 +66,19 @@ def drift_tokens(report: AuditReport, trajectories: Sequence[Trajectory]) -> int
     return report.offending_tokens + text_tokens
 
 
-def drift(batch: DataProto, model: torch.nn.Module, tokenizer: Any,
-          tolerance: float) -> tuple[AuditReport, int]:
-    """The audit of the batch's trajectories and its ``drift_tokens``."""
+def drift(batch: DataProto, model: torch.nn.Module, tokenizer: Any, tolerance: float,
+          adapters: RoleAdapters | None = None) -> tuple[AuditReport, int]:
+    """The audit of the batch's trajectories and its ``drift_tokens``. With ``adapters`` (on ``model``)
+    the rows run through their role's adapter; verl trains one role, so the rows share it."""
     trajectories = from_data_proto(batch)
-    report = audit(trajectories, model, tokenizer, tolerance=tolerance)
+    if adapters is None:
+        report = audit(trajectories, model, tokenizer, tolerance=tolerance)
+        return report, drift_tokens(report, trajectories)
+    roles = sorted({t.role for t in trajectories})
+    if len(roles) > 1:
+        raise ValueError(f"the batch holds rows of roles {roles}; verl's agent loop trains one role")
+    with adapters.using(adapters.adapter_for(roles[0] if roles else None)):
+        report = audit(trajectories, model, tokenizer, tolerance=tolerance)
     return report, drift_tokens(report, trajectories)
 
 

@@ -2,7 +2,8 @@
 
 Pure mapping, no I/O: each function returns the verl keys of one concern, ``verl_overrides`` joins them,
 ``hydra_args`` renders them. A setting verl cannot express is either an error (when picking a substitute
-would change the numerics silently: a `linear` schedule, no gradient clipping) or listed by
+would change the numerics silently: a `linear` schedule, no gradient clipping, per-role adapters, the
+Reviewer's warm start) or listed by
 ``not_applied`` (features verl's legacy trainer does not have, e.g. DAPO's group filtering, which only
 its v1 trainer implements).
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coding_framework.config.policies import GENERATOR_ROLE, REVIEWER_ROLE
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import FSDPSection, VerlConfig
 from coding_framework.training.algorithms import AlgorithmSpec
@@ -41,6 +43,7 @@ class VerlInputs:
     workflow_files: Mapping[str, Path]
     agent_loop_config: Path | None
     mlflow_uri: str
+    adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
 
 
 def _algorithm(spec: AlgorithmSpec) -> Overrides:
@@ -93,9 +96,49 @@ def _optim(cfg: TrainingConfig) -> Overrides:
             f"{role}.optim.min_lr_ratio": optim.min_lr_ratio,
             f"{role}.optim.clip_grad": optim.grad_clip,
         })
+    # verl's AdamW takes torch's eps (1e-8) unless told; ours is `optim.eps` (the policy's only).
+    out["actor_rollout_ref.actor.optim.override_optimizer_config"] = {"eps": optim.eps}
     out["actor_rollout_ref.actor.ppo_epochs"] = cfg.algo.epochs
     out["critic.ppo_epochs"] = cfg.algo.epochs
     out["actor_rollout_ref.actor.entropy_coeff"] = cfg.algo.entropy_coef
+    return out
+
+
+def _llm_roles(cfg: TrainingConfig) -> list[str]:
+    """The roles whose calls reach the policy in an episode: the Generator, and an LLM Reviewer."""
+    llm_reviewer = cfg.workflow.agents.reviewer.backend == "llm"
+    return [GENERATOR_ROLE, *([REVIEWER_ROLE] if llm_reviewer else [])]
+
+
+def _policies(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
+    """Which weights train, as verl's FSDP LoRA (``actor_rollout_ref.model.lora_*``). `full` is verl's
+    default full fine-tune; `shared_lora` is verl's one adapter on the frozen base (rank, alpha and
+    targets as ours; its learning rate is ``optim.lr`` in both trainers; ``adapter_dir``: the starting
+    model's adapter, continued). verl's rollout runs every call through that adapter, so every role that
+    calls the policy must share it. `per_role_lora` and the Reviewer's warm start have no verl form."""
+    policies = cfg.policies
+    if cfg.reviewer_warm_start.enabled:
+        raise VerlMappingError("reviewer_warm_start.enabled: verl's trainer has no supervised warm start of "
+                               "the Reviewer; run it with `coding-framework train`, or disable it")
+    if policies.mode == "per_role_lora":
+        raise VerlMappingError("policies.mode per_role_lora: verl trains one policy with one optimizer, and "
+                               "per-role adapters each need their own optimizer and rows; use shared_lora "
+                               "or full, or train per role with `coding-framework train`")
+    if policies.mode == "full":
+        return {}
+    on_base = [r for r in _llm_roles(cfg) if r not in policies.roles]
+    if on_base:
+        raise VerlMappingError(f"policies.roles {policies.roles} leave {on_base} on the base, but verl's "
+                               f"rollout runs every call through its one adapter; add {on_base} to "
+                               "policies.roles")
+    model = "actor_rollout_ref.model"
+    out: Overrides = {
+        f"{model}.lora_rank": policies.rank,
+        f"{model}.lora_alpha": policies.alpha,
+        f"{model}.target_modules": list(policies.target_modules),
+    }
+    if inputs.adapter_dir is not None:
+        out[f"{model}.lora_adapter_path"] = str(inputs.adapter_dir)
     return out
 
 
@@ -196,6 +239,7 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig,
     """Every verl key this run sets, in a stable order (later keys of the same name would win)."""
     return {
         **_data_and_model(cfg, inputs),
+        **_policies(cfg, inputs),
         **_rollout(cfg, verl, inputs),
         **_algorithm(spec),
         **_kl(cfg),

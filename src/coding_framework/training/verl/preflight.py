@@ -2,7 +2,9 @@
 
 1. A local Ray cluster (cheap: no dashboard, ``ray_cpus`` CPUs), or the one this process already has.
 2. Token servers (``token_server.TokenServer`` actors) over the local engine or a vLLM-CPU server, behind
-   verl's own router (``get_router_handle``) and client (``LLMServerClient``).
+   verl's own router (``get_router_handle``) and client (``LLMServerClient``). A model with role adapters
+   keeps them: the local engine attaches them, the vLLM server serves them as LoRA modules, and the agent
+   loop sends each call's role (``send_role``) so it decodes through its role's adapter.
 3. verl's ``AgentLoopManager`` with ``workers`` ``AgentLoopWorker`` actors runs ``problems`` x ``n``
    episodes of ``CodingAgentLoop``, registered through ``agent_loop_config_path`` as in a real job. The
    config is verl's own ``ppo_trainer`` composed with hydra (``trainer.use_v1=false``).
@@ -10,7 +12,8 @@
    parquet of ``write_verl_dataset``, a ``uid`` per problem, repeated ``n`` times), so the manager's output
    is the ``DataProto`` ``main_ppo`` would receive.
 5. verl's ``compute_advantage`` (``core_algos``' estimator for the algorithm) on it.
-6. The token-exactness audit (``audit.drift``) and the mask checks.
+6. The token-exactness audit (``audit.drift``), through the weights that generated (the trained role's
+   adapter, if any), and the mask checks.
 7. A report: timings, the share of time in verl's machinery against the episodes, rewards, masks, drift
    and the config problems found; also logged to an MLflow run (with system metrics) in the run dir.
 """
@@ -24,14 +27,19 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import uuid4
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from coding_framework.config.errors import ConfigError
 from coding_framework.config.loader import StrictModel
+from coding_framework.config.model_ref import MODEL_HELP, ModelRef, ModelSpec, parse_model_ref
 from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+
+if TYPE_CHECKING:
+    from coding_framework.models import ResolvedModel
 
 LOOP_CONFIG = "agent_loops.yaml"
 REPORT_FILE = "preflight.json"
@@ -42,7 +50,9 @@ TOLERANCE = {"local": 1e-4, "vllm": 2e-3}
 class PreflightConfig(StrictModel):
     """What the preflight runs; verl settings beyond these go in ``overrides`` (hydra ``KEY=VALUE``)."""
 
-    model: str = Field("embedded", description="`embedded`, `local:PATH` or a Hugging Face model directory.")
+    model: ModelSpec = Field(
+        parse_model_ref("embedded"), description=f"{MODEL_HELP} The audit needs the weights, so not an "
+        "endpoint; a `vllm:` prefix selects `engine: vllm`, `local:` `engine: local`.")
     problems: int = Field(2, ge=1, description="Problems (built-in ones, in order) in the batch.")
     n: int = Field(2, ge=1, description="Samples per problem (`actor_rollout_ref.rollout.n`).")
     workers: int = Field(2, ge=1, description="AgentLoopWorker actors (`rollout.agent.num_workers`).")
@@ -55,10 +65,35 @@ class PreflightConfig(StrictModel):
     ray_cpus: int = Field(2, ge=1, description="CPUs of the Ray cluster the preflight starts.")
     overrides: list[str] = Field(default_factory=list, description="More verl hydra overrides.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_from_prefix(cls, data: Any) -> Any:
+        """``vllm:SPEC`` / ``local:SPEC`` pick the engine (the prefix wins over ``engine``)."""
+        if isinstance(data, dict) and "model" in data:
+            try:
+                ref = parse_model_ref(data["model"])
+            except ConfigError:
+                return data  # the field's own validation reports it
+            if ref.engine in ("local", "vllm"):
+                return {**data, "engine": ref.engine}
+        return data
+
+    @field_validator("model")
+    @classmethod
+    def _weights(cls, ref: ModelRef) -> ModelRef:
+        if ref.is_endpoint:
+            raise ValueError(f"{str(ref)!r} is an endpoint: the token-exactness audit teacher-forces the "
+                             "model's weights; name its directory or registry version")
+        if ref.engine == "process":
+            raise ValueError(f"{str(ref)!r}: the token servers run the model on local or vllm, not process")
+        return ref
+
 
 class PreflightReport(BaseModel):
     """What the preflight found. ``summary()`` is the CLI's JSON line."""
 
+    model: str = Field(description="The model's id (`name@checksum`), as serving and the registry name it.")
+    adapters: list[str] = Field(description="Its LoRA adapters, which the servers and the audit ran.")
     trajectories: int
     response_tokens: int
     trained_tokens: int
@@ -201,37 +236,46 @@ class Stopwatch:
         return time.perf_counter() - self.began
 
 
-def model_dir_for(spec: str) -> Path:
-    """The Hugging Face directory a ``--model`` spec names (the audit needs the weights, so no URLs)."""
-    from coding_framework.config.embedded import EmbeddedModelConfig
-    from coding_framework.llm.factory import resolve_model_dir
+def preflight_model(config: PreflightConfig) -> ResolvedModel:
+    """The model ``config.model`` names, resolved to a directory (a registry version is downloaded)."""
+    from coding_framework.models import resolve_model
 
-    path = spec.removeprefix("local:")
-    return resolve_model_dir(path, EmbeddedModelConfig()).resolve()
+    try:
+        return resolve_model(config.model)
+    except ValueError as exc:
+        raise PreflightError(str(exc)) from None
 
 
 @contextlib.contextmanager
-def serving(config: PreflightConfig, model_dir: Path, vllm: Any, log_dir: Path) -> Iterator[dict[str, Any]]:
-    """Token-server actors (and, for ``engine=vllm``, the vLLM server they call), killed on exit."""
+def serving(config: PreflightConfig, model: ResolvedModel, vllm: Any,
+            log_dir: Path) -> Iterator[dict[str, Any]]:
+    """Token-server actors (and, for ``engine=vllm``, the vLLM server they call, serving the model's adapters
+    as LoRA modules), killed on exit."""
     import ray
 
-    from coding_framework.training.verl.token_server import EngineSpec, start_token_servers
+    from coding_framework.models import role_adapter_map
+    from coding_framework.training.verl.token_server import endpoint_config, local_config, start_token_servers
 
+    assert model.model_dir is not None
     with contextlib.ExitStack() as stack:
+        role_models = None
         if config.engine == "vllm":
+            from coding_framework.llm.factory import vllm_server_for
             from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
 
-            server = vllm
-            if not isinstance(vllm, VLLMServer):  # else a running server, its weights those of model_dir
+            server = vllm  # a running server serves model.model_dir, its adapters under their own names
+            if not isinstance(vllm, VLLMServer):
                 length = config.prompt_length + config.response_length
-                settings = vllm or VLLMServerConfig(dtype="float32", served_model_name="preflight",
-                                                    max_model_len=length)
-                server = stack.enter_context(VLLMServer(model_dir, settings, log_path=log_dir / "vllm.log"))
-            spec = EngineSpec(kind="openai", model_dir=model_dir, base_url=server.url,
-                              served_name=server.name)
+                settings = vllm.model_dump() if isinstance(vllm, VLLMServerConfig) else {
+                    "dtype": "float32", "max_model_len": length}
+                server = vllm_server_for(model, settings)
+                server.log_path = log_dir / "vllm.log"
+                stack.enter_context(server)
+            llm = endpoint_config(server.url, server.name, model.model_dir)
+            role_models = role_adapter_map(model.adapters)
         else:
-            spec = EngineSpec(kind="local", model_dir=model_dir)
-        servers = start_token_servers(spec, config.servers)
+            llm = local_config(model.model_dir)
+        servers = start_token_servers(llm, config.servers, role_models)
         stack.callback(lambda: [ray.kill(h) for h in servers.values()])
         yield servers
 
@@ -315,7 +359,9 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
     problems = builtin_problems()
     if config.problems > len(problems):
         raise PreflightError(f"--problems {config.problems}: there are {len(problems)} built-in problems")
-    model_dir = model_dir_for(config.model)
+    model = preflight_model(config)
+    assert model.model_dir is not None
+    model_dir = model.model_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     watch = Stopwatch(on_stage)
     with watch.stage("config"):
@@ -323,7 +369,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
         verl_config = compose_verl_config([*base_overrides(
             model_dir=model_dir, loop_config=loop_config, spec=spec, problems=config.problems, n=config.n,
             workers=config.workers, prompt_length=config.prompt_length,
-            response_length=config.response_length), *config.overrides])
+            response_length=config.response_length, send_role=bool(model.adapters)), *config.overrides])
         if (refused := unsupported(verl_config)) is not None:
             raise PreflightError(refused)
         positions = getattr(AutoConfig.from_pretrained(model_dir), "max_position_embeddings", None)
@@ -337,7 +383,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
             with watch.stage("ray_start"):
                 stack.enter_context(ray_session(config.ray_cpus))
             with watch.stage("server_start"):
-                servers = stack.enter_context(serving(config, model_dir, vllm, run_dir))
+                servers = stack.enter_context(serving(config, model, vllm, run_dir))
             with watch.stage("manager_start"):
                 manager = start_manager(verl_config, servers, stack)
             with watch.stage("data"):
@@ -348,7 +394,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
         with watch.stage("advantage"):
             full = advantages(verl_config, batch, output, spec)
         with watch.stage("audit"):
-            report = _report(config, verl_config, spec, output, full, model_dir, tokenizer, found, watch)
+            report = _report(config, verl_config, spec, output, full, model, found, watch)
         report.mlflow_run_id = tracker.run_id
         _log(tracker, report, [write_report(run_dir, report), plot_report(report, run_dir / "preflight.png")])
         status = "FINISHED"
@@ -378,12 +424,24 @@ def _log(tracker: Any, report: PreflightReport, files: list[Path]) -> None:
         tracker.client.log_artifact(tracker.run_id, str(path))
 
 
-def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, output: Any, full: Any,
-            model_dir: Path, tokenizer: Any, found: list[str], watch: Stopwatch) -> PreflightReport:
-    import torch
-    from transformers import AutoModelForCausalLM
+def audit_batch(output: Any, model_dir: Path, tol: float) -> tuple[Any, int]:
+    """``audit.drift`` of verl's batch through the model as the local token servers run it (built by the
+    one builder, adapters attached): each row teacher-forced through its role's adapter."""
+    from coding_framework.llm.factory import build_engine
+    from coding_framework.llm.local import LocalEngine
+    from coding_framework.training.verl.audit import drift
+    from coding_framework.training.verl.token_server import local_config
 
-    from coding_framework.training.verl.audit import drift, episode_seconds, mask_summary
+    engine = build_engine(local_config(model_dir))
+    assert isinstance(engine, LocalEngine)
+    return drift(output, engine.model, engine.tokenizer, tol, engine.adapters)
+
+
+def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, output: Any, full: Any,
+            model: ResolvedModel, found: list[str], watch: Stopwatch) -> PreflightReport:
+    import torch
+
+    from coding_framework.training.verl.audit import episode_seconds, mask_summary
     from coding_framework.training.verl.preflight_checks import usage_problems
 
     width = output.batch["prompts"].shape[1]
@@ -396,8 +454,8 @@ def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, outp
     if "rollout_log_probs" not in output.batch.keys():  # noqa: SIM118 (TensorDict refuses `in`)
         raise PreflightError("verl's batch has no rollout_log_probs: set "
                              "actor_rollout_ref.rollout.calculate_log_probs=true")
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    audited, drift_n = drift(output, model, tokenizer, tolerance(config))
+    assert model.model_dir is not None
+    audited, drift_n = audit_batch(output, model.model_dir, tolerance(config))
     if not audited.passed:
         found.append(audited.summary().splitlines()[0])
     rewards = [float(r) for r in output.non_tensor_batch["reward"]]
@@ -407,7 +465,8 @@ def _report(config: PreflightConfig, verl_config: Any, spec: AlgorithmSpec, outp
     t["audit"] = round(watch.total - sum(t.values()), 3)  # the stage still running
     machinery = sum(t[k] for k in VERL_STAGES) + max(t["generate"] - episodes, 0.0)
     return PreflightReport(
-        trajectories=len(output), response_tokens=masks.response_tokens, trained_tokens=masks.trained_tokens,
+        model=model.id, adapters=[a.name for a in model.adapters], trajectories=len(output),
+        response_tokens=masks.response_tokens, trained_tokens=masks.trained_tokens,
         reward_mean=float(np.mean(rewards)), rewards=rewards,
         passed=sum(bool(m.get("passed")) for m in output.non_tensor_batch["metadata"]),
         drift_tokens=drift_n, audit=audited.summary(), masks_consistent=masks.consistent,

@@ -20,8 +20,10 @@ def verl_config_dir() -> Path:
 
 
 def base_overrides(*, model_dir: Path, loop_config: Path, spec: AlgorithmSpec, problems: int, n: int,
-                   workers: int, prompt_length: int, response_length: int) -> list[str]:
-    """What the preflight sets on verl's config; the user's overrides come after and win."""
+                   workers: int, prompt_length: int, response_length: int,
+                   send_role: bool = False) -> list[str]:
+    """What the preflight sets on verl's config; the user's overrides come after and win. ``send_role``:
+    the agent loop passes each call's role to the token servers (a model with role adapters)."""
     from coding_framework.training.verl.agent_loop import AGENT_NAME
 
     rollout = "actor_rollout_ref.rollout"
@@ -35,6 +37,7 @@ def base_overrides(*, model_dir: Path, loop_config: Path, spec: AlgorithmSpec, p
         f"data.max_response_length={response_length}",
         f"algorithm.adv_estimator={spec.adv_estimator}", f"algorithm.gamma={spec.gamma}",
         f"algorithm.lam={spec.lam}", f"algorithm.norm_adv_by_std_in_grpo={spec.norm_adv_by_std}",
+        *([f"+{AGENT_NAME}.send_role=true"] if send_role else []),
     ]
 
 

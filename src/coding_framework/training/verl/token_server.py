@@ -2,10 +2,15 @@
 
 verl's ``LLMServerClient`` routes each call through its load balancer to a server actor and calls
 ``server.generate.remote(request_id=..., prompt_ids=..., sampling_params=..., image_data=...,
-video_data=...)``, expecting a ``TokenOutput`` (verl 0.9.1, ``vLLMHttpServer.generate``). Any actor with
-that method is a replica, so a ``TokenServer`` lets verl's own client, router, ``AgentLoopManager`` and
+video_data=..., **kwargs)``, expecting a ``TokenOutput`` (verl 0.9.1, ``vLLMHttpServer.generate``). Any actor
+with that method is a replica, so a ``TokenServer`` lets verl's own client, router, ``AgentLoopManager`` and
 ``AgentLoopWorker`` run on CPU over the local engine (the model in the actor's process) or a vLLM server
 (our OpenAI-compatible engine; the server itself runs outside Ray).
+
+The engine is built by the one builder (``llm.factory.build_engine``) from an ``LLMConfig``, so a model
+directory's role adapters are attached as everywhere else. The call's ``role`` (which ``CodingAgentLoop``
+sends when its ``send_role`` setting is on; verl forwards the client's extra keywords) selects the adapter:
+the local engine decodes through it, the endpoint engine asks for its LoRA module (``role_models``).
 
 Sampling follows vLLM's replica: ``temperature``, ``top_p``, ``max_tokens``, ``stop`` and ``logprobs``
 are honoured; ``top_k`` and ``repetition_penalty`` are refused unless neutral (our engines have neither).
@@ -17,46 +22,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import ray
-from pydantic import BaseModel, ConfigDict
 from verl.workers.rollout.replica import TokenOutput
 
-from coding_framework.llm.base import EngineError, SamplingParams, TokenEngine
+from coding_framework.config.llm import LLMConfig
+from coding_framework.config.model_ref import ModelRef
+from coding_framework.llm.base import EngineError, SamplingParams
+from coding_framework.llm.factory import build_engine
+from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 
 # The step verl reports for weights it never updated (``TokenOutput.extra_fields['global_steps']``).
 INITIAL_STEP = 0
 
 
-class EngineSpec(BaseModel):
-    """What a token server generates with: ``local`` loads ``model_dir`` in the actor (fp32, CPU);
-    ``openai`` calls the server at ``base_url`` serving ``served_name``, tokenizing with ``model_dir``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["local", "openai"]
-    model_dir: Path
-    base_url: str | None = None
-    served_name: str | None = None
-    timeout_s: float = 300.0
+def local_config(model_dir: Path) -> LLMConfig:
+    """The local engine over ``model_dir`` (its adapters attached), float32 on CPU as the audit needs."""
+    return LLMConfig(model=f"local:{model_dir}", device="cpu", dtype="float32")
 
 
-def build_engine(spec: EngineSpec) -> TokenEngine:
-    if spec.kind == "local":
-        from coding_framework.llm.local import LocalEngine
+def endpoint_config(url: str, served_name: str, tokenizer_dir: Path, timeout_s: float = 300.0) -> LLMConfig:
+    """The OpenAI-compatible engine calling ``served_name`` at ``url``, tokenizing with ``tokenizer_dir``.
 
-        return LocalEngine.from_pretrained(spec.model_dir, device="cpu", dtype="float32")
-    from coding_framework.llm.openai_compat import OpenAICompatibleEngine
-
-    if not spec.base_url or not spec.served_name:
-        raise EngineError("an openai token server needs base_url and served_name")
-    return OpenAICompatibleEngine(spec.base_url, spec.served_name, tokenizer_path=spec.model_dir,
-                                  timeout_s=spec.timeout_s)
+    The ref is built typed rather than parsed from ``openai:URL@MODEL``: a served name may hold an ``@``
+    (``ResolvedModel.id`` is ``name@checksum``), which that spec cannot carry."""
+    api = url.rstrip("/")
+    api = api if api.endswith("/v1") else f"{api}/v1"
+    ref = ModelRef("endpoint", f"openai:{api}@{served_name}", url=api, served_model=served_name)
+    return LLMConfig(model=ref, tokenizer=f"local:{tokenizer_dir}", timeout_s=timeout_s)
 
 
-def sampling_from_verl(params: Mapping[str, Any]) -> SamplingParams:
-    """Our ``SamplingParams`` for verl's per-request sampling dict; a setting we cannot honour is an error."""
+def sampling_from_verl(params: Mapping[str, Any], role: str | None = None) -> SamplingParams:
+    """Our ``SamplingParams`` for verl's per-request sampling dict and the call's ``role``; a setting we
+    cannot honour is an error."""
     top_k = params.get("top_k", -1)
     if top_k not in (None, -1, 0):
         raise EngineError(f"top_k={top_k}: the token servers sample without top-k; set "
@@ -68,25 +67,35 @@ def sampling_from_verl(params: Mapping[str, Any]) -> SamplingParams:
         raise EngineError("verl sent no max_tokens; the agent loop caps every call")
     return SamplingParams(max_new_tokens=int(params["max_tokens"]),
                           temperature=float(params.get("temperature", 1.0)),
-                          top_p=float(params.get("top_p", 1.0)), stop=tuple(params.get("stop") or ()))
+                          top_p=float(params.get("top_p", 1.0)), stop=tuple(params.get("stop") or ()),
+                          role=role)
 
 
 class TokenServer:
-    """One verl rollout replica over one engine. Wrapped with ``ray.remote`` by ``start_token_servers``."""
+    """One verl rollout replica over one engine. Wrapped with ``ray.remote`` by ``start_token_servers``.
 
-    def __init__(self, spec: EngineSpec) -> None:
-        self.spec = spec
-        self.engine = build_engine(spec)
+    ``role_models`` (endpoint engines only): role -> the served LoRA module its calls ask for."""
+
+    def __init__(self, config: LLMConfig, role_models: Mapping[str, str] | None = None) -> None:
+        self.config = config
+        self.engine = build_engine(config)
+        if role_models:
+            if not isinstance(self.engine, OpenAICompatibleEngine):
+                raise EngineError("role_models name an endpoint's LoRA modules; a local engine attaches "
+                                  "the model directory's adapters itself")
+            self.engine.role_models = dict(role_models)
         self.calls = 0
         self.generated_tokens = 0
 
     async def generate(self, prompt_ids: Sequence[int], sampling_params: dict[str, Any], request_id: str,
-                       image_data: Any = None, video_data: Any = None, **kwargs: Any) -> TokenOutput:
-        """verl's replica call: ``TokenOutput`` with the generated ids and, if asked, their logprobs."""
+                       image_data: Any = None, video_data: Any = None, role: str | None = None,
+                       **kwargs: Any) -> TokenOutput:
+        """verl's replica call: ``TokenOutput`` with the generated ids and, if asked, their logprobs;
+        ``role`` (None: the base) picks the adapter the engine decodes through."""
         del request_id, kwargs  # per-turn ids (verl makes a fresh one each call); priority and the like
         if image_data is not None or video_data is not None:
             raise EngineError("the token servers are text-only")
-        gen = await self.engine.agenerate(list(prompt_ids), sampling_from_verl(sampling_params))
+        gen = await self.engine.agenerate(list(prompt_ids), sampling_from_verl(sampling_params, role))
         self.calls += 1
         self.generated_tokens += len(gen.token_ids)
         return TokenOutput(token_ids=list(gen.token_ids),
@@ -97,11 +106,12 @@ class TokenServer:
         return {"calls": self.calls, "generated_tokens": self.generated_tokens}
 
 
-def start_token_servers(spec: EngineSpec, count: int) -> dict[str, Any]:
+def start_token_servers(config: LLMConfig, count: int,
+                        role_models: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``count`` token-server actors, ready, as the ``{address: handle}`` map verl's router takes."""
     if count < 1:
         raise ValueError(f"need at least one token server, got {count}")
     actor: Any = ray.remote(TokenServer)
-    handles = {f"token-server-{i}": actor.remote(spec) for i in range(count)}
+    handles = {f"token-server-{i}": actor.remote(config, role_models) for i in range(count)}
     ray.get([h.__ray_ready__.remote() for h in handles.values()])  # every model is loaded
     return handles
