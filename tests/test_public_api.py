@@ -59,7 +59,7 @@ PUBLIC_API = {
         "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat", "augment",
         "augment_split", "builtin_problems", "check_no_leak", "generate_instances", "load_benchmark",
         "load_humaneval", "load_mbpp", "load_problem_records", "mbpp_few_shot_prompt", "register_benchmark",
-        "reserved_split", "root_task_id", "synthetic_split", "write_problem_records",
+        "reserved_split", "root_task_id", "synthetic_split", "with_few_shot_prompt", "write_problem_records",
     ],
     "coding_framework.rewards": [
         "BaseRewardFunction", "CompositeReward", "CorrectnessReward", "EfficiencyReward", "REWARDS",

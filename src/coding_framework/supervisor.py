@@ -20,13 +20,13 @@ from coding_framework.agents.factory import Agents, build_agents
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.model_ref import parse_model_ref
 from coding_framework.evaluation.episodes import grade, repeat, score
-from coding_framework.evaluation.samples import resolve_source
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark
+from coding_framework.problems.sources import resolve_source
 
 if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig

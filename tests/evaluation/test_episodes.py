@@ -64,6 +64,7 @@ def test_score_reports_pass_at_k_and_per_family_rates() -> None:
     assert scores == Scores(
         pass_at_k={"pass@1": pytest.approx((1.0 + 0.5 + 0.0) / 3), "pass@2": pytest.approx((1 + 1 + 0) / 3)},
         by_family={"arith": 0.5, "builtin": 0.5},
+        by_task={SQUARE.task_id: 1.0, QUAD.task_id: 0.5, DOUBLE.task_id: 0.0},
     )
     assert [family(p) for p in (DOUBLE, SQUARE, QUAD)] == ["arith", "arith", "builtin"]
     assert list(score([QUAD, DOUBLE], _verdicts(True, True)).by_family) == ["arith", "builtin"]

@@ -206,7 +206,7 @@ def test_the_registry_attests_each_adapter(per_role_dir: Path, tmp_path: Path) -
     assert [(a.name, a.sha256) for a in version.adapters] == [(a.name, a.sha256) for a in local.adapters]
 
     # Someone swaps the stored Reviewer adapter for another: the registry's tag catches it, by name.
-    [stored] = (tmp_path / "run").glob(f"**/hf_model/adapters/reviewer/{ADAPTER_FILE}")
+    [stored] = (tmp_path / "run").glob(f"mlartifacts/models/*/artifacts/**/adapters/reviewer/{ADAPTER_FILE}")
     tensors = load_file(str(stored))
     save_file({k: v * 1.01 for k, v in tensors.items()}, str(stored))
     with pytest.raises(ValueError, match=r"attestation failed .*adapter_sha256\.reviewer.*'reviewer'"):

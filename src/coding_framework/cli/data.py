@@ -36,8 +36,8 @@ _SPLIT = typer.Option("all", help="Benchmark split (all, or one the benchmark ha
 
 
 def _load(benchmark: str, data: Path | None, split: str) -> list[Problem]:
-    from coding_framework.evaluation.samples import resolve_source
     from coding_framework.problems import ProblemLoadError, load_benchmark
+    from coding_framework.problems.sources import resolve_source
 
     try:
         problems = load_benchmark(benchmark, resolve_source(benchmark, data), split)

@@ -10,6 +10,7 @@ import typer
 from coding_framework.cli.app import app
 from coding_framework.cli.common import ADMIN_KEY_ENV, MODEL_HELP, model_flag
 from coding_framework.cli.output import fail, print_result_line
+from coding_framework.models.registry import gate_failure
 
 if TYPE_CHECKING:
     import httpx
@@ -46,6 +47,9 @@ def deploy(
     timeout: Annotated[
         float | None, typer.Option(min=1, help="With --wait: give up (exit 1) after this many seconds.")
     ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Deploy a registry version that failed its training run's regression gate.")
+    ] = False,
 ) -> None:
     """Roll SPEC out on the server by STRATEGY; each step is gated by the server's sequential test.
 
@@ -58,7 +62,14 @@ def deploy(
 
     if strategy not in STRATEGIES:
         fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    body: dict[str, Any] = {"candidate": str(model_flag(spec)), "strategy": strategy}
+    ref = model_flag(spec)
+    gated_out = gate_failure(ref) if ref.kind == "registry" else None
+    if gated_out is not None:
+        if not force:
+            fail(f"{spec} failed its regression gate ({gated_out}); deploy it anyway with --force")
+        typer.echo(f"warning: {spec} failed its regression gate ({gated_out}); deploying it (--force)",
+                   err=True)
+    body: dict[str, Any] = {"candidate": str(ref), "strategy": strategy}
     if steps is not None:
         body["steps"] = _parse_steps(steps)
     headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else {}

@@ -7,6 +7,7 @@ from coding_framework.cli import (  # noqa: F401
     bootstrap,
     configs,
     data,
+    decontaminate,
     deploy,
     evaluate,
     quickstart,

@@ -41,9 +41,23 @@ def train(
         typer.Option(help=f"The starting model (default: the config's); a trained model's adapters continue "
                      f"training. {MODEL_HELP}"),
     ] = None,
+    train_data: Annotated[
+        list[str] | None,
+        typer.Option(help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl / .jsonl.gz of "
+                     "problem records; replaces the config's data.train."),
+    ] = None,
+    heldout_data: Annotated[
+        str | None, typer.Option(help="The held-out source (default: the config's data.heldout).")
+    ] = None,
+    eval_data: Annotated[
+        list[str] | None,
+        typer.Option("--eval", help="A benchmark evaluated before, during and after training (repeatable); "
+                     "replaces the config's eval.benchmarks."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
 ) -> None:
-    """Train with RL; the last stdout line is a JSON object with the final metrics."""
+    """Train with RL; the last stdout line is a JSON object with the final metrics, the data's sha256 and
+    the regression gate's verdict (`challenger`: whether the final model got that alias)."""
     from coding_framework.config import ConfigError, load_config
     from coding_framework.config.training import TrainingConfig
     from coding_framework.llm.base import EngineError
@@ -53,7 +67,8 @@ def train(
 
     try:
         flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device,
-                 "model": model_flag(model) if model is not None else None}
+                 "model": model_flag(model) if model is not None else None, "data.train": train_data or None,
+                 "data.heldout": heldout_data, "eval.benchmarks": eval_data or None}
         cfg = load_config(TrainingConfig, config, overrides=flags)
         results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:

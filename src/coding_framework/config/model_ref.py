@@ -112,20 +112,34 @@ def _parse_plain(text: str, original: str) -> ModelRef:
         return ModelRef("registry", text, registry_name=match["name"], registry_version=version,
                         registry_alias=match["alias"])
     if text.startswith("openai:"):
-        url, at, name = text.removeprefix("openai:").rpartition("@")
-        if not at or not name or not url:
+        url, name = _split_endpoint(text.removeprefix("openai:"))
+        if not name or not url:
             raise _invalid(original, "an endpoint is openai:URL@MODEL, with the served model after '@'")
         return _endpoint(text, url, name, original)
     if text.startswith(("http://", "https://")):
-        if "@" not in text.split("://", 1)[1]:
-            return _endpoint(text, text, None, original)
-        url, _, name = text.rpartition("@")
-        if not name:
+        url, name = _split_endpoint(text)
+        if name == "":
             raise _invalid(original, "name the served model after '@'")
         return _endpoint(text, url, name, original)
     if "://" in text:
         raise _invalid(original, "an endpoint URL starts with http:// or https://")
     return ModelRef("dir", text, path=Path(text).expanduser())
+
+
+def _split_endpoint(text: str) -> tuple[str, str | None]:
+    """``URL@MODEL`` as (URL, MODEL); MODEL None without one. The model follows the first '@' after the
+    URL's host, so a user in the URL (``https://user@host/v1``) and a model name with '@' (a served
+    version's ``name@checksum``) both stay whole."""
+    scheme, sep, rest = text.partition("://")
+    slash = rest.find("/")
+    if slash == -1:  # no path: HOST[:PORT]@MODEL
+        url, at, name = text.rpartition("@")
+        return (url, name) if at and sep and "://" in url else (text, None)
+    path = rest[slash:]
+    cut = path.find("@")
+    if cut == -1:
+        return text, None
+    return f"{scheme}{sep}{rest[:slash]}{path[:cut]}", path[cut + 1 :]
 
 
 def _endpoint(text: str, url: str, name: str | None, original: str) -> ModelRef:

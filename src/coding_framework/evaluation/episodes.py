@@ -36,10 +36,12 @@ class Scores:
         pass_at_k: mean unbiased pass@k over tasks (``{"pass@1": ...}``), for each k that every task has
             at least k samples for.
         by_family: share of passing samples per family (see :func:`family`), families sorted by name.
+        by_task: share of passing samples per task, in first-seen order (what paired tests compare).
     """
 
     pass_at_k: dict[str, float]
     by_family: dict[str, float]
+    by_task: dict[str, float]
 
 
 def repeat(problems: Sequence[Problem], n: int) -> list[Problem]:
@@ -89,11 +91,14 @@ def score(
     """pass@k and per-family pass rates of graded episodes; ``results[i]`` grades one of ``problems[i]``."""
     passed = [r.passed for r in results]
     families: dict[str, list[bool]] = defaultdict(list)
+    tasks: dict[str, list[bool]] = defaultdict(list)
     for p, ok in zip(problems, passed, strict=True):
         families[family(p)].append(ok)
+        tasks[p.task_id].append(ok)
     return Scores(
         pass_at_k=pass_at_k_by_task((p.task_id for p in problems), passed, ks),
         by_family={k: sum(v) / len(v) for k, v in sorted(families.items())},
+        by_task={k: sum(v) / len(v) for k, v in tasks.items()},
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,18 +17,9 @@ from pathlib import Path
 from coding_framework.evaluation.episodes import grade, pass_at_k_by_task
 from coding_framework.grading import ExecutionResult, Grader, job_for
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
+from coding_framework.problems.sources import resolve_source
 from coding_framework.sandbox.cpp import CompileError, compile_cpp
 
-DATA_DIR_ENV = "CODING_FRAMEWORK_DATA_DIR"
-_DATA_FILES = {
-    "humaneval": ("HumanEval.jsonl.gz", "HumanEval.jsonl", "humaneval"),
-    "mbpp": ("mbpp.jsonl", "mbpp"),
-    "mbpp-sanitized": ("sanitized-mbpp.json", "mbpp"),
-    "codecontests": ("code_contests_test.jsonl", "code_contests_test.parquet"),
-    "humanevalplus": ("HumanEvalPlus.jsonl.gz", "HumanEvalPlus.jsonl"),
-    "mbppplus": ("MbppPlus.jsonl.gz", "MbppPlus.jsonl"),
-    "bigcodebench": ("BigCodeBench.jsonl.gz", "BigCodeBench.jsonl"),
-}
 LANGUAGES = ("python", "cpp")
 
 
@@ -48,21 +38,6 @@ class Sample:
 
     def program(self, problem: Problem) -> str:
         return self.completion if self.whole_program else problem.completion_program(self.completion)
-
-
-def resolve_source(benchmark: str, data: str | Path | None) -> str | Path | None:
-    """``--data`` wins; else a file under $CODING_FRAMEWORK_DATA_DIR; else the benchmark's default source."""
-    if data is not None:
-        return data
-    root = os.environ.get(DATA_DIR_ENV)
-    if root:
-        for name in _DATA_FILES.get(benchmark, ()):
-            for candidate in (Path(root) / name, Path(root) / benchmark / name):
-                if candidate.is_file():
-                    return candidate
-    if benchmark.startswith("mbpp"):
-        return "hf"
-    return None
 
 
 def _task_index(problems: Sequence[Problem]) -> dict[str, Problem]:

@@ -25,9 +25,12 @@ from coding_framework.models.checksums import adapter_checksums, weights_checksu
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
+    from coding_framework.config.model_ref import ModelRef
+
 __all__ = [
-    "ADAPTER_TAG", "CHALLENGER_ALIAS", "CHAMPION_ALIAS", "HF_ARTIFACT", "PREVIOUS_ALIAS", "TRACKING_ENV",
-    "WEIGHTS_TAG", "RegistryError", "attest", "download_version", "fallback_tracking_uri", "mlflow_client",
+    "ADAPTER_TAG", "CHALLENGER_ALIAS", "CHAMPION_ALIAS", "GATE_PASSED_TAG", "GATE_REASON_TAG", "HF_ARTIFACT",
+    "PREVIOUS_ALIAS", "TRACKING_ENV", "WEIGHTS_TAG", "RegistryError", "attest", "download_version",
+    "fallback_tracking_uri", "gate_failure", "mlflow_client",
     "registry_cache", "run_store_uri", "tag_version", "tracking_uri",
 ]
 
@@ -38,6 +41,9 @@ ADAPTER_TAG = "adapter_sha256."  # + the adapter's name: one tag per adapter of 
 CHALLENGER_ALIAS = "challenger"
 CHAMPION_ALIAS = "champion"
 PREVIOUS_ALIAS = "previous"
+# The training run's regression gate (``training.gate``): a version that failed it has no `challenger` alias.
+GATE_PASSED_TAG = "gate.passed"
+GATE_REASON_TAG = "gate.reason"
 
 
 class RegistryError(ValueError):
@@ -80,6 +86,25 @@ def mlflow_client(uri: str) -> MlflowClient:
     for name in ("mlflow.store.db.utils", "alembic.runtime.migration"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
+
+
+def gate_failure(ref: ModelRef) -> str | None:
+    """Why the registry version ``ref`` names failed its training run's regression gate (its ``gate.passed``
+    tag is ``false``); None when it passed, carries no verdict, or cannot be looked up here."""
+    from mlflow.exceptions import MlflowException
+
+    uri = tracking_uri()
+    if uri is None or ref.registry_name is None:
+        return None
+    client = mlflow_client(uri)
+    try:
+        name = ref.registry_name
+        found = (client.get_model_version_by_alias(name, ref.registry_alias) if ref.registry_alias
+                 else client.get_model_version(name, str(ref.registry_version)))
+    except MlflowException:
+        return None  # the server resolves it and answers for a missing version
+    tags = found.tags or {}
+    return tags.get(GATE_REASON_TAG, "no reason recorded") if tags.get(GATE_PASSED_TAG) == "false" else None
 
 
 def tag_version(client: MlflowClient, name: str, version: int, model_dir: Path) -> dict[str, str]:

@@ -5,7 +5,7 @@ from coding_framework.problems.augment import augment, augment_split, check_no_l
 from coding_framework.problems.benchmarks import BENCHMARKS, load_benchmark, register_benchmark
 from coding_framework.problems.builtin import builtin_problems
 from coding_framework.problems.humaneval import load_humaneval
-from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt
+from coding_framework.problems.mbpp import load_mbpp, mbpp_few_shot_prompt, with_few_shot_prompt
 from coding_framework.problems.problem import Difficulty, Problem, TestFormat
 from coding_framework.problems.records import load_problem_records, write_problem_records
 from coding_framework.problems.synthetic import FAMILIES, generate_instances, reserved_split, synthetic_split
@@ -31,5 +31,6 @@ __all__ = [
     "reserved_split",
     "root_task_id",
     "synthetic_split",
+    "with_few_shot_prompt",
     "write_problem_records",
 ]

@@ -209,6 +209,13 @@ def mbpp_prompt(text: str, tests: list[str] | tuple[str, ...]) -> str:
     )
 
 
+def with_few_shot_prompt(problem: Problem, shots: int = 3) -> Problem:
+    """``problem`` asked with the MBPP paper's standard few-shot prompt (``mbpp_few_shot_prompt``), as a
+    statement: what ``evaluate --prompt few-shot`` and few-shot benchmark slices while training send."""
+    prompt = mbpp_few_shot_prompt(problem, shots)
+    return problem.model_copy(update={"prompt": prompt, "prompt_is_code": False})
+
+
 def mbpp_few_shot_prompt(problem: Problem, shots: int = 3) -> str:
     """The MBPP paper's few-shot prompt: ``shots`` solved tasks (2, 3, 4), then ``problem`` and ``[BEGIN]``.
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.rewards.base import BaseRewardFunction, Item, RewardOutput, clip, get_reward
+from coding_framework.rewards.security import HIGH_SEVERITY, security_findings
 from coding_framework.rewards.tiers import refuse_in_process
 
 
@@ -14,7 +15,8 @@ class CompositeReward(BaseRewardFunction):
     """``sum(w_i * r_i) / sum(w_i)``, clipped, over the rewards ``RewardConfig.weights`` names
     (the shipped ``reward_weights`` config; default correctness 0.7, style 0.2, efficiency 0.1), in that
     dict's order. Each name must be registered (``REWARDS``): an unknown one is a ``ConfigError`` here that
-    lists the valid names. Zero-weight parts are not computed."""
+    lists the valid names. Zero-weight parts are not computed. With ``security_cap``, a program with a
+    high-severity security finding scores at most the cap."""
 
     name = "composite"
 
@@ -40,11 +42,18 @@ class CompositeReward(BaseRewardFunction):
             results = self.execute(items)
             refuse_in_process(self.config, [p for p, _ in items], results)
         per_part = {name: self.parts[name].score_batch(items, results) for name in active}
+        cap = self.config.security_cap
+        high = ([bool(set(codes) & HIGH_SEVERITY) for codes in security_findings([p for _, p in items])]
+                if cap is not None else [False] * len(items))
         total = sum(active.values())
         outs = []
         for i, res in enumerate(results):
             raw = sum(w * per_part[name][i].value for name, w in active.items()) / total
             details = {name: per_part[name][i].value for name in active}
             details["passed"] = res.passed
-            outs.append(RewardOutput(value=clip(raw, self.config.clip), raw=raw, details=details))
+            value = clip(raw, self.config.clip)
+            if high[i] and cap is not None:
+                details["security_capped"] = True
+                value = min(value, cap)
+            outs.append(RewardOutput(value=value, raw=raw, details=details))
         return outs

@@ -22,8 +22,9 @@ def ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def lint(programs: Sequence[str]) -> list[list[dict]]:
-    """ruff findings for each program, in one ruff process for the whole batch."""
+def lint(programs: Sequence[str], rules: str = RUFF_RULES, ignore: str = "") -> list[list[dict]]:
+    """ruff findings (``rules`` selected, ``ignore`` not) for each program, in one ruff process for the
+    whole batch."""
     with tempfile.TemporaryDirectory(prefix="cf-style-") as tmp:
         paths = []
         for i, program in enumerate(programs):
@@ -37,7 +38,8 @@ def lint(programs: Sequence[str]) -> list[list[dict]]:
                 "--isolated",
                 "--no-cache",
                 "--select",
-                RUFF_RULES,
+                rules,
+                *(["--ignore", ignore] if ignore else []),
                 "--output-format",
                 "json",
                 "--exit-zero",

@@ -17,12 +17,15 @@ from coding_framework.training.rollout import LockstepEngine, final_program, run
 
 
 class HeldoutResult(BaseModel):
-    """pass@1 over the held-out problems, overall and per tag (the synthetic family)."""
+    """pass@1 over the held-out problems (or a benchmark slice), overall, per tag (the synthetic family) and
+    per task; ``pass_at_k`` for each k up to the samples per problem."""
 
     pass_at_1: float
     problems: int
     by_family: dict[str, float]
     seconds: float
+    pass_at_k: dict[str, float] = {}
+    by_task: dict[str, float] = {}
     review_usefulness: float | None = None
     """Share of reviews of failing drafts after which the next draft passed more tests (None: no such)."""
     reviews_judged: int = 0
@@ -59,13 +62,15 @@ async def evaluate_heldout(
     states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in episodes], lockstep)
     programs = [final_program(p, s) for p, s in zip(episodes, states, strict=True)]
     graded = await agrade(grader, episodes, programs)
-    scores = score(episodes, graded, ks=(1,))
+    scores = score(episodes, graded, ks=range(1, samples + 1))
     usefulness, judged = review_usefulness(states)
     return HeldoutResult(
         pass_at_1=scores.pass_at_k["pass@1"],
         problems=len(problems),
         by_family=scores.by_family,
         seconds=time.perf_counter() - start,
+        pass_at_k=scores.pass_at_k,
+        by_task=scores.by_task,
         review_usefulness=usefulness,
         reviews_judged=judged,
     )

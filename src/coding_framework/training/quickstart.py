@@ -50,6 +50,9 @@ class QuickstartResult(BaseModel):
             "report": str(t.report.get("html", "")),
             "run_dir": str(t.run_dir),
             "final_model_dir": str(t.final_model_dir),
+            "data_sha256": t.data_sha256,
+            "challenger": t.challenger,
+            "gate": t.gate.summary() if t.gate is not None else None,
         }
 
     def table(self) -> Table:

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from coding_framework.training.gate import GateResult
+
 RESULTS_FILE = "results.json"
 
 
@@ -44,6 +46,13 @@ class TrainingResults(BaseModel):
         default_factory=dict, description="Auditor totals (tokens checked, drift)."
     )
     seconds: float
+    data_sha256: str | None = Field(None, description="sha256 of the canonical training + held-out sets.")
+    gate: GateResult | None = Field(None, description="The regression gate's verdict (`training.gate`).")
+
+    @property
+    def challenger(self) -> bool:
+        """Whether the final model was registered with the `challenger` alias."""
+        return self.registered_model.get("alias") == "challenger"
 
     def summary(self) -> dict[str, Any]:
         """The JSON object the CLI prints last: the final metrics and where everything is."""
@@ -59,6 +68,9 @@ class TrainingResults(BaseModel):
         out["run_dir"] = str(self.run_dir)
         out["final_model_dir"] = str(self.final_model_dir) if self.final_model_dir else None
         out["audit_offending_tokens"] = self.audit.get("offending_tokens")
+        out["data_sha256"] = self.data_sha256
+        out["challenger"] = self.challenger
+        out["gate"] = self.gate.summary() if self.gate is not None else None
         return out
 
     def write(self, path: Path | None = None) -> Path:

@@ -51,14 +51,19 @@ def difficulty_weights(step: int, config: CurriculumConfig) -> dict[str, float]:
 
 class ProblemSampler:
     """Draws each step's problems: without replacement through seeded shuffles of the pool, or, with a
-    curriculum, by difficulty weight (distinct problems within a step). ``cursor`` counts draws so far."""
+    curriculum or per-problem ``weights`` (sources mixed by weight), by weight (distinct problems within a
+    step). ``cursor`` counts draws so far."""
 
-    def __init__(self, problems: Sequence[Problem], seed: int, curriculum: CurriculumConfig) -> None:
+    def __init__(self, problems: Sequence[Problem], seed: int, curriculum: CurriculumConfig,
+                 weights: Sequence[float] | None = None) -> None:
         if not problems:
             raise ValueError("no training problems: check data.families and data.synthetic_per_family")
+        if weights is not None and len(weights) != len(problems):
+            raise ValueError(f"{len(weights)} weights for {len(problems)} problems")
         self.problems = list(problems)
         self.seed = seed
         self.curriculum = curriculum
+        self.weights = list(weights) if weights is not None else None
         self.cursor = 0
 
     def draw(self, step: int, n: int) -> list[Problem]:
@@ -66,7 +71,8 @@ class ProblemSampler:
             raise ValueError(
                 f"rollout.problems_per_step={n} exceeds the {len(self.problems)} training problems"
             )
-        picked = self._weighted(step, n) if self.curriculum.enabled else self._sequential(n)
+        weighted = self.curriculum.enabled or self.weights is not None
+        picked = self._weighted(step, n) if weighted else self._sequential(n)
         self.cursor += n
         return picked
 
@@ -90,7 +96,8 @@ class ProblemSampler:
         pool = list(range(len(self.problems)))
         chosen: list[int] = []
         for _ in range(n):
-            w = [weights[rated_difficulty(self.problems[i], self.curriculum.by_pass_rate)] for i in pool]
+            w = [weights[rated_difficulty(self.problems[i], self.curriculum.by_pass_rate)]
+                 * (self.weights[i] if self.weights is not None else 1.0) for i in pool]
             if sum(w) <= 0:
                 w = [1.0] * len(pool)
             chosen.append(pool.pop(rng.choices(range(len(pool)), weights=w)[0]))

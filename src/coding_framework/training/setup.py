@@ -90,6 +90,14 @@ def with_stored_pass_rates(problems: list[Problem], path: Path) -> list[Problem]
         ranked = {p.task_id: p for p in load_problem_records(path) if p.pass_rate is not None}
     except ProblemLoadError as exc:
         raise ConfigError(f"data.pass_rates: {exc}") from None
+    unmatched = sorted(set(ranked) - {p.task_id for p in problems})
+    if unmatched:
+        sources = sorted({ranked[t].pass_rate_source or "an unnamed model" for t in unmatched})
+        raise ConfigError(
+            f"data.pass_rates: {len(unmatched)} of the {len(ranked)} ranked problems in {path} match no "
+            f"training problem (e.g. {unmatched[0]!r}; ranked on {', '.join(sources)}): rank the problems "
+            "this run trains on"
+        )
     fields = ("pass_rate", "pass_rate_source", "pass_rate_n")
     return [
         p.model_copy(update={f: getattr(ranked[p.task_id], f) for f in fields}) if p.task_id in ranked else p

@@ -41,7 +41,10 @@ class Tracker(Protocol):
 
     def log_artifacts(self, path: Path, artifact_path: str) -> None: ...
 
-    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]: ...
+    def log_model(self, model_dir: Path, registered_name: str | None, *, challenger: bool = True,
+                  tags: Mapping[str, str] | None = None) -> dict[str, Any]: ...
+
+    def log_file(self, path: Path) -> None: ...
 
     def finish(self, status: str) -> None: ...
 
@@ -114,8 +117,10 @@ class MLflowTracker:
     def log_artifacts(self, path: Path, artifact_path: str) -> None:
         self.client.log_artifacts(self.run_id, str(path), artifact_path)
 
-    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
-        """Log ``model_dir`` as a pyfunc model in this run and register it under ``registered_name``."""
+    def log_model(self, model_dir: Path, registered_name: str | None, *, challenger: bool = True,
+                  tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Log ``model_dir`` as a pyfunc model in this run and register it under ``registered_name``, with
+        the alias ``challenger`` when ``challenger`` (a gated-out model gets none) and ``tags``."""
         import mlflow
 
         from coding_framework.training.pyfunc import GeneratorModel, pip_requirements
@@ -143,17 +148,21 @@ class MLflowTracker:
         out: dict[str, Any] = {"model_uri": info.model_uri}
         if registered_name:
             version = int(info.registered_model_version)
-            # A fresh model is a candidate: serving's rollout promotes it to `champion` or rolls it back.
-            self.client.set_registered_model_alias(registered_name, CHALLENGER_ALIAS, str(version))
             # Every loader attests a downloaded version against these, adapter by adapter.
             adapters = tag_version(self.client, registered_name, version, model_dir)
+            for key, value in (tags or {}).items():
+                self.client.set_model_version_tag(registered_name, str(version), key, value)
+            if challenger:  # a candidate: serving's rollout promotes it to `champion` or rolls it back
+                self.client.set_registered_model_alias(registered_name, CHALLENGER_ALIAS, str(version))
             if adapters:
                 self.client.log_artifacts(self.run_id, str(model_dir / ADAPTERS_DIR), ADAPTERS_DIR)
                 out["adapters"] = adapters
-            out.update(
-                registered_model=registered_name, registered_version=version, alias=CHALLENGER_ALIAS
-            )
+            out.update(registered_model=registered_name, registered_version=version,
+                       alias=CHALLENGER_ALIAS if challenger else None)
         return out
+
+    def log_file(self, path: Path) -> None:
+        self.client.log_artifact(self.run_id, str(path))
 
     def finish(self, status: str = "FINISHED") -> None:
         if self.system_metrics is not None:
@@ -183,9 +192,13 @@ class WandbTracker:
     def log_artifacts(self, path: Path, artifact_path: str) -> None:
         del path, artifact_path  # checkpoints stay in MLflow; W&B gets the curves only
 
-    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
-        del model_dir, registered_name
+    def log_model(self, model_dir: Path, registered_name: str | None, *, challenger: bool = True,
+                  tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+        del model_dir, registered_name, challenger, tags
         return {}
+
+    def log_file(self, path: Path) -> None:
+        del path  # files stay in MLflow
 
     def finish(self, status: str = "FINISHED") -> None:
         self.run.finish(exit_code=0 if status == "FINISHED" else 1)
@@ -216,11 +229,16 @@ class Trackers:
         for t in self.all:
             t.log_artifacts(path, artifact_path)
 
-    def log_model(self, model_dir: Path, registered_name: str | None) -> dict[str, Any]:
+    def log_model(self, model_dir: Path, registered_name: str | None, *, challenger: bool = True,
+                  tags: Mapping[str, str] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for t in self.all:
-            out.update(t.log_model(model_dir, registered_name))
+            out.update(t.log_model(model_dir, registered_name, challenger=challenger, tags=tags))
         return out
+
+    def log_file(self, path: Path) -> None:
+        for t in self.all:
+            t.log_file(path)
 
     def finish(self, status: str = "FINISHED") -> None:
         for t in self.all:

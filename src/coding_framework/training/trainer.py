@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,8 +37,12 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
+from coding_framework.models.registry import CHALLENGER_ALIAS
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
+from coding_framework.training.data import MANIFEST_FILE, prepare_data
+from coding_framework.training.evals import evaluate_slices, slice_metrics
+from coding_framework.training.gate import GateResult, regression_gate
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
@@ -57,7 +63,6 @@ from coding_framework.training.setup import (
     check_adapters,
     resolve_spec,
     resume_point,
-    split_problems,
     starting_model,
     training_device,
 )
@@ -113,10 +118,13 @@ class Trainer:
         self.config, self.run_dir, self.resume, self.progress = config, Path(run_dir), resume, progress
         self.on_step = on_step
         self.scope = RunScope()
+        fresh = not self.run_dir.exists()
         try:
             self._build(engine)
         except BaseException:
             self.scope.close()
+            if fresh and self.run_dir.is_dir():  # bad input leaves no half-written run directory behind
+                shutil.rmtree(self.run_dir, ignore_errors=True)
             raise
 
     def _build(self, engine: LocalEngine | None) -> None:
@@ -124,14 +132,15 @@ class Trainer:
         self.scope.quiet_progress_bars()  # save_pretrained's bars would interleave with ours
         self.spec, self.kl = resolve_spec(config), config.kl
         device = training_device(config) if engine is None else None
+        start = starting_model(config, self.progress) if engine is None else None
+        self.data = prepare_data(config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._check_run_dir()
+        self.data.write_manifest(self.run_dir)
         self.scope.seed(config.seed, config.threads)
-        start = None
         if engine is None:
-            start = starting_model(config, self.progress)
+            assert start is not None and start.model_dir is not None
             model_dir = start.model_dir
-            assert model_dir is not None
             tokenizer = AutoTokenizer.from_pretrained(model_dir)
             model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
             engine = LocalEngine(
@@ -144,8 +153,8 @@ class Trainer:
         self.engine = engine
         self.model = _policy(engine, config)
         self.tokenizer = engine.tokenizer
-        self.train_problems, self.heldout = split_problems(config)
-        self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum)
+        self.train_problems, self.heldout = self.data.train, self.data.heldout
+        self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum, self.data.weights)
         self.policies = RolePolicies(engine, self.model, self.spec, config)
         if start is not None and check_adapters(start, config):
             assert start.model_dir is not None
@@ -155,6 +164,7 @@ class Trainer:
         self.moments = RunningMoments()
         self.history: list[StepRecord] = []
         self.baseline: HeldoutResult | None = None
+        self.baseline_slices: dict[str, HeldoutResult] = {}
         self.audit_totals = {
             "trajectories": 0.0,
             "checked_tokens": 0.0,
@@ -215,6 +225,7 @@ class Trainer:
             "history": [r.model_dump() for r in self.history],
             "audit": self.audit_totals,
             "baseline": self.baseline.model_dump() if self.baseline else None,
+            "baseline_slices": {k: v.model_dump() for k, v in self.baseline_slices.items()},
         }
         (out / "state.json").write_text(json.dumps(state) + "\n")
 
@@ -236,6 +247,8 @@ class Trainer:
         self.history = [StepRecord.model_validate(r) for r in state["history"]]
         self.audit_totals = state["audit"]
         self.baseline = HeldoutResult.model_validate(state["baseline"]) if state["baseline"] else None
+        self.baseline_slices = {k: HeldoutResult.model_validate(v)
+                                for k, v in state.get("baseline_slices", {}).items()}
         self.engine.set_policy_version(str(self.step))
         log.info("resumed", step=self.step, checkpoint=str(ckpt.path))
 
@@ -246,6 +259,9 @@ class Trainer:
         return ckpt
 
     # -- one step ------------------------------------------------------------------------------------------
+
+    def _evaluate_slices(self, grader: Grader) -> dict[str, HeldoutResult]:
+        return asyncio.run(evaluate_slices(self.engine, self.config, grader, self.data.slices))
 
     def _evaluate(self, grader: Grader) -> HeldoutResult:
         ev = self.config.eval
@@ -350,11 +366,19 @@ class Trainer:
         try:
             if ckpt is None:
                 trackers.log_params({"algorithm": self.spec.name, **self.config.model_dump(mode="json")})
+                trackers.log_params({"data_sha256": self.data.sha256})
+                trackers.log_file(self.run_dir / MANIFEST_FILE)
             with Grader(self.config.workflow.sandbox) as grader:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
                 results = self._loop(grader, reward_fn, trackers, start)
+            gate = results.gate
+            assert gate is not None
+            if not gate.passed:
+                print(f"gate: the final model is registered without the {CHALLENGER_ALIAS!r} alias: "
+                      f"{gate.reason}", file=sys.stderr, flush=True)
             results.registered_model = trackers.log_model(
-                self.run_dir / FINAL_MODEL, self.config.tracking.registered_model
+                self.run_dir / FINAL_MODEL, self.config.tracking.registered_model,
+                challenger=gate.passed, tags={"data_sha256": self.data.sha256, **gate.tags()},
             )
             results.mlflow_run_id = trackers.run_id
             results.seconds = time.perf_counter() - start
@@ -368,9 +392,10 @@ class Trainer:
         self, grader: Grader, reward_fn: CompositeReward, trackers: Trackers, start: float
     ) -> TrainingResults:
         cfg = self.config
-        if cfg.eval.baseline and self.baseline is None and self.step == 0:
+        if (cfg.eval.baseline or cfg.gate.enabled) and self.baseline is None and self.step == 0:
             self.baseline = self._evaluate(grader)
-            trackers.log_metrics(self.baseline.metrics(), step=0)
+            self.baseline_slices = self._evaluate_slices(grader)
+            trackers.log_metrics({**self.baseline.metrics(), **slice_metrics(self.baseline_slices)}, step=0)
         if cfg.reviewer_warm_start.enabled and self.step == 0:
             trackers.log_metrics(self._warm_start(grader), step=0)
         early_stop = self.updater.monitor.reason
@@ -403,7 +428,8 @@ class Trainer:
         every = self.config.eval.every
         if every and (self.step + 1) % every == 0 and self.step + 1 < self.config.steps:
             result = self._evaluate(grader)
-            metrics.update({**result.metrics(), "seconds/eval": result.seconds})
+            metrics.update({**result.metrics(), **slice_metrics(self._evaluate_slices(grader)),
+                            "seconds/eval": result.seconds})
         metrics["seconds/step"] = time.perf_counter() - started
         return metrics
 
@@ -411,11 +437,13 @@ class Trainer:
         self, grader: Grader, trackers: Trackers, start: float, early_stop: str | None
     ) -> TrainingResults:
         final = self._evaluate(grader)
-        trackers.log_metrics({**final.metrics(), "seconds/eval": final.seconds}, step=self.step)
+        final_slices = self._evaluate_slices(grader)
+        evaluated = {**final.metrics(), **slice_metrics(final_slices), "seconds/eval": final.seconds}
+        trackers.log_metrics(evaluated, step=self.step)
         final_dir = self.run_dir / FINAL_MODEL
         self.policies.save_model(final_dir, self.tokenizer)
         last = dict(self.history[-1].metrics) if self.history else {}
-        last.update(final.metrics())
+        last.update({**final.metrics(), **slice_metrics(final_slices)})
         summary = {
             "algorithm": self.spec.name,
             "steps": self.step,
@@ -425,7 +453,8 @@ class Trainer:
         }
         history = [*self.history[:-1], StepRecord(step=self.step, metrics=last)]
         if self.baseline is not None:
-            history.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": self.baseline.pass_at_1}))
+            history.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": self.baseline.pass_at_1,
+                                                          **slice_metrics(self.baseline_slices)}))
         report = write_report(
             history, self.run_dir / "report", f"{self.spec.name} on {self.run_dir.name}", summary
         )
@@ -449,7 +478,22 @@ class Trainer:
             report=report,
             audit=self.audit_totals,
             seconds=time.perf_counter() - start,
+            data_sha256=self.data.sha256,
+            gate=self._gate(final, final_slices),
         )
+
+    def _gate(self, final: HeldoutResult, final_slices: dict[str, HeldoutResult]) -> GateResult:
+        """The regression gate's verdict on the held-out set and the gated slices, before vs after."""
+        cfg = self.config.gate
+        if not cfg.enabled or self.baseline is None:
+            return GateResult(passed=True, before={}, after={}, sets={}, reason="gate disabled")
+        unknown = sorted(set(cfg.benchmarks) - set(final_slices))
+        if unknown:
+            raise ConfigError(f"gate.benchmarks {unknown} are not eval.benchmarks sources")
+        before = {"heldout": self.baseline.by_task,
+                  **{k: self.baseline_slices[k].by_task for k in cfg.benchmarks}}
+        after = {"heldout": final.by_task, **{k: final_slices[k].by_task for k in cfg.benchmarks}}
+        return regression_gate(before, after, cfg)
 
 
 def _progress_info(metrics: dict[str, float]) -> str:

@@ -1,0 +1,59 @@
+"""`coding-framework data decontaminate`: drop a file's problems that match a benchmark or hold a secret."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+
+from coding_framework.cli.data import data_app
+from coding_framework.cli.output import fail, print_result_line
+
+
+@data_app.command()
+def decontaminate(
+    data: Path = typer.Option(..., help="A JSONL (or .jsonl.gz) of problem records to clean."),
+    against: list[str] = typer.Option(
+        ..., help="A source to check against (repeatable): NAME, NAME:SPLIT or a .jsonl path."
+    ),
+    out: Path = typer.Option(..., help="Where to write the kept problems (JSONL); the report goes beside."),
+    ngram: int = typer.Option(5, min=2, help="n-gram length: words of a statement, tokens of a solution."),
+    statement_overlap: float = typer.Option(0.5, min=0.01, max=1.0, help="Statement overlap that drops."),
+    solution_overlap: float = typer.Option(0.7, min=0.01, max=1.0, help="Solution overlap that drops."),
+    secrets: bool = typer.Option(True, help="Also drop problems that hold secrets or credentials."),
+) -> None:
+    """Drop the problems of DATA that are, or paraphrase, a problem of an --against source (exact match after
+    normalisation, or n-gram overlap of the statement or the reference solution), or hold secrets. Writes
+    the kept problems to OUT and a report beside it (`OUT.report.json`: every drop and what it matched);
+    the last stdout line is {"kept": n, "dropped": m}."""
+    from coding_framework.problems import ProblemLoadError, load_problem_records, write_problem_records
+    from coding_framework.problems.decontaminate import DecontaminationSettings, find_contamination
+    from coding_framework.problems.secret_scan import find_secrets
+    from coding_framework.problems.sources import load_source, parse_source
+
+    started = time.perf_counter()
+    try:
+        problems = load_problem_records(data)
+        sets = {parse_source(s).label: load_source(s) for s in against}
+    except ProblemLoadError as exc:
+        fail(str(exc))
+    settings = DecontaminationSettings(ngram, statement_overlap, solution_overlap)
+    hits = find_contamination(problems, sets, settings)
+    found = find_secrets([p for p in problems if p.task_id not in hits]) if secrets else {}
+    dropped = [{"task_id": t, "reason": "contaminated", "match": c.as_dict()} for t, c in hits.items()]
+    dropped += [{"task_id": t, "reason": "secret", "match": {"kinds": kinds}} for t, kinds in found.items()]
+    gone = {row["task_id"] for row in dropped}
+    kept = [p for p in problems if p.task_id not in gone]
+    if out.is_dir():
+        fail(f"--out {out} is a folder; pass a file path such as {out / 'clean.jsonl'}")
+    write_problem_records(kept, out)
+    report = out.with_name(out.name.removesuffix(".gz").removesuffix(".jsonl") + ".report.json")
+    report.write_text(json.dumps({
+        "data": str(data), "against": {k: len(v) for k, v in sets.items()}, "kept": len(kept),
+        "dropped": dropped, "seconds": round(time.perf_counter() - started, 3),
+        "settings": settings.__dict__,
+    }, indent=2) + "\n")
+    typer.echo(f"kept {len(kept)} of {len(problems)} problems -> {out} (report: {report})", err=True)
+    print_result_line({"kept": len(kept), "dropped": len(dropped)})

@@ -1,0 +1,193 @@
+"""Decontamination: drop training problems that are, or paraphrase, a problem the run evaluates on.
+
+Each problem is compared on its statement (the prompt, or the description when it has one), on its
+reference solutions and on its tests, with its entry point's name replaced by a placeholder (renaming the
+function is the first thing a paraphrase does):
+
+- an exact match after normalisation (case, whitespace, punctuation and comments dropped);
+- n-gram overlap (``ngram`` words of the statement; ``ngram`` tokens of a solution or of the tests, a
+  docstring's or string's words counted as tokens): the share of the training problem's n-grams found in
+  one benchmark problem (containment). A reworded first sentence leaves the rest of a statement's n-grams,
+  the solution body's and the tests' in place.
+
+Candidates come from MinHash LSH (``datasketch``) over the benchmark problems' n-gram sets, so the pass
+scales to large sets; the containment of each candidate is then computed exactly, and that figure is what
+a drop reports. n-grams that many benchmark problems share (boilerplate such as "write a function to
+find the") do not count, and a text with fewer than ``min_ngrams`` other n-grams is compared only exactly:
+short statements and two-line bodies are shared by many unrelated problems.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import tokenize
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from datasketch import MinHash, MinHashLSH
+
+from coding_framework.problems.problem import Problem
+
+__all__ = ["Contamination", "DecontaminationSettings", "find_contamination"]
+
+_WORD = re.compile(r"[a-z0-9_]+")
+_NUM_PERM = 128
+
+
+@dataclass(frozen=True)
+class DecontaminationSettings:
+    """``statement_overlap`` and ``solution_overlap``: the containment at or above which a problem is
+    contaminated; ``ngram``: the n-gram length in words (statements) and tokens (solutions)."""
+
+    ngram: int = 5
+    statement_overlap: float = 0.5
+    solution_overlap: float = 0.7
+    min_ngrams: int = 6
+    common_share: float = 0.01
+    """An n-gram found in more than this share of a field's benchmark problems (and in at least 3) is
+    boilerplate, not evidence."""
+
+
+@dataclass(frozen=True)
+class Contamination:
+    """Why ``task_id`` was dropped: it matches ``matched`` (a problem of benchmark ``against``) by ``kind``
+    (``exact_<field>`` or ``<field>_ngrams``, field ``statement``, ``solution`` or ``tests``) with ``overlap``
+    (the share of its n-grams found there; 1.0 for an exact match)."""
+
+    task_id: str
+    against: str
+    matched: str
+    kind: str
+    overlap: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"against": self.against, "task_id": self.matched, "kind": self.kind,
+                "overlap": round(self.overlap, 4)}
+
+
+_FN = "<fn>"
+_FIELDS = ("statement", "solution", "tests")
+
+
+def statement(problem: Problem) -> str:
+    return problem.description or problem.prompt
+
+
+def words(text: str, entry_point: str = "") -> list[str]:
+    found = _WORD.findall(text.lower())
+    name = entry_point.lower()
+    return [_FN if w == name else w for w in found] if name else found
+
+
+def code_tokens(code: str, entry_point: str = "") -> list[str]:
+    """The code's tokens without comments and layout, strings as their words, the entry point's name as a
+    placeholder; the raw words when it does not tokenize."""
+    try:
+        out: list[str] = []
+        for t in tokenize.generate_tokens(io.StringIO(code).readline):
+            if t.type == tokenize.STRING:
+                out += words(t.string, entry_point)
+            elif t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER):
+                out.append(_FN if t.string == entry_point else t.string)
+        return out
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return words(code, entry_point)
+
+
+def shingles(items: Sequence[str], n: int) -> set[str]:
+    if len(items) < n:
+        return {" ".join(items)} if items else set()
+    return {" ".join(items[i : i + n]) for i in range(len(items) - n + 1)}
+
+
+def _digest(items: Sequence[str]) -> str:
+    return hashlib.sha256("\0".join(items).encode()).hexdigest()
+
+
+@dataclass
+class _Index:
+    """One field (statements or solutions) of the benchmark problems: exact digests, n-gram sets, LSH."""
+
+    exact: dict[str, tuple[str, str]]
+    grams: dict[str, set[str]]
+    owner: dict[str, tuple[str, str]]
+    lsh: MinHashLSH
+    common: set[str]
+
+
+def _minhash(grams: Iterable[str]) -> MinHash:
+    m = MinHash(num_perm=_NUM_PERM, seed=1)
+    m.update_batch([g.encode() for g in grams])
+    return m
+
+
+def _index(against: Mapping[str, Sequence[Problem]], field: str, s: DecontaminationSettings) -> _Index:
+    index = _Index({}, {}, {}, MinHashLSH(threshold=0.1, num_perm=_NUM_PERM), set())
+    for name, problems in against.items():
+        for problem in problems:
+            for i, items in enumerate(_items(problem, field)):
+                if not items:
+                    continue
+                key = f"{name}\0{problem.task_id}\0{i}"
+                index.exact.setdefault(_digest(items), (name, problem.task_id))
+                index.grams[key], index.owner[key] = shingles(items, s.ngram), (name, problem.task_id)
+    counts = Counter(g for grams in index.grams.values() for g in grams)
+    floor = max(3, s.common_share * len(index.grams))
+    index.common = {g for g, c in counts.items() if c > floor}
+    for key, grams in index.grams.items():
+        index.lsh.insert(key, _minhash(grams - index.common or grams))
+    return index
+
+
+def _items(problem: Problem, field: str) -> list[list[str]]:
+    if field == "statement":
+        return [words(statement(problem), problem.entry_point)]
+    if field == "tests":
+        return [code_tokens(problem.test_code, problem.entry_point)]
+    return [code_tokens(s, problem.entry_point) for s in problem.solutions]
+
+
+def find_contamination(
+    train: Sequence[Problem],
+    against: Mapping[str, Sequence[Problem]],
+    settings: DecontaminationSettings | None = None,
+) -> dict[str, Contamination]:
+    """task_id -> why, for each training problem that matches a problem of ``against`` (benchmark name ->
+    its problems); the first match found, exact matches before n-gram overlaps."""
+    s = settings or DecontaminationSettings()
+    indexes = {field: _index(against, field, s) for field in _FIELDS}
+    found: dict[str, Contamination] = {}
+    for problem in train:
+        hit = _match(problem, indexes, s)
+        if hit is not None:
+            found[problem.task_id] = hit
+    return found
+
+
+def _match(problem: Problem, indexes: Mapping[str, _Index],
+           s: DecontaminationSettings) -> Contamination | None:
+    for field in _FIELDS:
+        index = indexes[field]
+        for items in _items(problem, field):
+            if items and (owner := index.exact.get(_digest(items))) is not None:
+                return Contamination(problem.task_id, owner[0], owner[1], f"exact_{field}", 1.0)
+    thresholds = {"statement": s.statement_overlap, "solution": s.solution_overlap,
+                  "tests": s.solution_overlap}
+    for field, threshold in thresholds.items():
+        index = indexes[field]
+        for items in _items(problem, field):
+            grams = shingles(items, s.ngram) - index.common
+            if len(grams) < s.min_ngrams:
+                continue
+            best: tuple[float, str] | None = None
+            for key in index.lsh.query(_minhash(grams)):
+                share = len(grams & index.grams[key]) / len(grams)
+                if share >= threshold and (best is None or share > best[0]):
+                    best = (share, key)
+            if best is not None:
+                name, task = index.owner[best[1]]
+                return Contamination(problem.task_id, name, task, f"{field}_ngrams", best[0])
+    return None
