@@ -81,6 +81,23 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     assert "warning: reward.round_penalty is set" in err
 
 
+def test_the_parquet_files_are_the_manifests_sets(tmp_path: Path, model_dir: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from coding_framework.training.verl.agent_loop import DATA_SHA_KEY
+
+    code, out, err = verl_train(tmp_path, model_dir, "--gpus-per-node", "1", "--train-data", "builtin")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    manifest = json.loads((tmp_path / "run" / "data_manifest.json").read_text())
+    assert result["data_sha256"] == manifest["sha256"]
+    # verl's own create_rl_dataset read as many prompts as the manifest counts.
+    assert (result["train_prompts"], result["val_prompts"]) == (manifest["train"]["count"],
+                                                                 manifest["heldout"]["count"])
+    for name in ("train_file", "val_file"):
+        assert pq.read_schema(result[name]).metadata[DATA_SHA_KEY].decode() == manifest["sha256"]
+
+
 def test_unknown_override_key_is_a_one_line_error(tmp_path: Path, model_dir: Path) -> None:
     code, _, err = verl_train(tmp_path, model_dir, "--override", "trainer.no_such_key=1")
     assert_one_line_error(code, err, "trainer.no_such_key")

@@ -25,7 +25,7 @@ from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
-from coding_framework.problems import Problem, load_benchmark
+from coding_framework.problems import Problem, load_benchmark, with_few_shot_prompt
 from coding_framework.problems.sources import resolve_source
 
 if TYPE_CHECKING:
@@ -278,16 +278,24 @@ class CodingSupervisor:
         ks: Sequence[int] = (1, 10, 100),
         progress: bool = True,
         seed: int | None = None,
+        prompt: str = "zero-shot",
     ) -> EvaluationReport:
         """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
 
         ``benchmark`` is a name for ``problems.load_benchmark`` (with ``data``/``split``) or a list of
         problems; ``limit`` keeps the first problems only. pass@k is reported for each k <= n_samples.
-        With ``seed``, two runs with the same model and config give the same samples.
+        With ``seed``, two runs with the same model and config give the same samples. ``prompt="few-shot"``
+        asks MBPP problems with the MBPP paper's standard 3-shot prompt (tasks 2, 3 and 4).
         """
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         name, problems = _problems(benchmark, data, split, limit)
+        if prompt == "few-shot":
+            if not name.startswith("mbpp"):
+                raise ValueError(f"the few-shot prompt is MBPP's (tasks 2, 3 and 4); {name!r} has none")
+            problems = [with_few_shot_prompt(p) for p in problems]
+        elif prompt != "zero-shot":
+            raise ValueError(f"prompt must be zero-shot or few-shot, not {prompt!r}")
         jobs = repeat(problems, n_samples)
         results = run_sync(lambda: self._generate(jobs, progress, seed))
         completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]

@@ -61,6 +61,9 @@ def evaluate(
     agents_config: str | None = typer.Option(
         None, help="With --model: agents YAML, a path or a shipped name (default: shipped agents)."
     ),
+    prompt: str = typer.Option(
+        "zero-shot", help="With --model: zero-shot | few-shot (MBPP's standard 3-shot prompt, tasks 2-4)."
+    ),
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -78,7 +81,8 @@ def evaluate(
         ref = model_flag(model)
         if not ref.is_endpoint:
             resolved_or_fail(ref)
-        _generate_and_grade(benchmark, ref, n_samples, limit, data, results, sandbox, seed, agents_config)
+        _generate_and_grade(benchmark, ref, n_samples, limit, data, results, sandbox, seed, agents_config,
+                            prompt)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -126,6 +130,7 @@ def _generate_and_grade(
     sandbox: SandboxConfig,
     seed: int,
     agents_config: str | None,
+    prompt: str,
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
@@ -138,7 +143,8 @@ def _generate_and_grade(
         config = workflow_config(agents_config, model=model)
         config.sandbox = sandbox
         with CodingSupervisor(config) as supervisor:
-            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data, seed=seed)
+            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data, seed=seed,
+                                         prompt=prompt)
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))

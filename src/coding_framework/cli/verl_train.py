@@ -34,13 +34,13 @@ def _bad_input() -> tuple[type[BaseException], ...]:
     return (ConfigError, HydraException, OmegaConfBaseException, AssertionError, ValueError, OSError)
 
 
-def _configs(config: str | None, verl_config: str | None, model: str | None, algorithm: str | None,
+def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], algorithm: str | None,
              nnodes: int | None, gpus_per_node: int | None, ray_address: str | None) -> tuple[Any, Any]:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
 
-    cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, "model": model})
+    cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, **data})
     cluster = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
                "cluster.ray_address": ray_address}
     return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=cluster)
@@ -66,6 +66,9 @@ def verl_train(
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
     ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (e.g. auto).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Compose and validate only; do not launch.")] = False,
+    train_data: Annotated[list[str] | None, typer.Option(
+        help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl; replaces data.train.")] = None,
+    heldout_data: Annotated[str | None, typer.Option(help="The held-out source (data.heldout).")] = None,
 ) -> None:
     """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo.
 
@@ -75,7 +78,8 @@ def verl_train(
 
     start = time.perf_counter()
     try:
-        cfg, verl = _configs(config, verl_config, model, algorithm, nnodes, gpus_per_node, ray_address)
+        data = {"model": model, "data.train": train_data or None, "data.heldout": heldout_data}
+        cfg, verl = _configs(config, verl_config, data, algorithm, nnodes, gpus_per_node, ray_address)
         run = prepare(cfg, verl, run_dir, list(override or []))
         checks = validate(compose(run.args))
     except _bad_input() as exc:
@@ -88,7 +92,8 @@ def verl_train(
         "command": run.command, "validated": True, "registration": run.registration,
         "not_applied": run.not_applied, **checks, "run_dir": str(run.inputs.run_dir),
         "checkpoints": str(run.inputs.run_dir / "checkpoints"), "mlflow_uri": run.inputs.mlflow_uri,
-        "validate_seconds": round(time.perf_counter() - start, 2),
+        "data_sha256": run.data_sha256, "train_file": str(run.inputs.train_file),
+        "val_file": str(run.inputs.val_file), "validate_seconds": round(time.perf_counter() - start, 2),
     }
     if not dry_run:
         result["returncode"] = launch(run)

@@ -9,9 +9,9 @@ split differs from the split the embedded model's SFT used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from coding_framework.config.algorithm import ALGORITHM_NAMES, AlgorithmName, AlgorithmOverrides
 from coding_framework.config.embedded import EmbeddedModelConfig
@@ -33,6 +33,13 @@ LRSchedule = Literal["constant", "linear", "cosine"]
 TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
 Device = Literal["auto", "cpu", "cuda"]
+
+
+def _plain_strings_as_sources(value: object) -> object:
+    """In a list of sources, a plain string is ``{source: <it>}`` with the other fields' defaults."""
+    if isinstance(value, list):
+        return [{"source": v} if isinstance(v, str) else v for v in value]
+    return value
 
 
 class DataSource(StrictModel):
@@ -104,7 +111,7 @@ class DataConfig(StrictModel):
         "attached to the training problems with the same task_id (for `curriculum.by_pass_rate`); a "
         "ranked record that matches no training problem is an error naming the source it was ranked on.",
     )
-    train: list[DataSource] = Field(
+    train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=list,
         description="Training sources, mixed by weight: registered benchmark splits (`mbpp:train`, "
         "`codecontests:train`, `synthetic:train`, `builtin`, ...) or JSONL files of problem records. "
@@ -117,13 +124,6 @@ class DataConfig(StrictModel):
         "synthetic held-out split.",
     )
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
-
-    @field_validator("train", mode="before")
-    @classmethod
-    def _plain_sources(cls, value: object) -> object:
-        if isinstance(value, list):
-            return [{"source": v} if isinstance(v, str) else v for v in value]
-        return value
 
 
 class RolloutConfig(StrictModel):
@@ -305,16 +305,9 @@ class EvalConfig(StrictModel):
     baseline: bool = Field(
         True, description="Also evaluate before the first step (the gate measures the start either way)."
     )
-    benchmarks: list[BenchmarkSlice] = Field(
+    benchmarks: Annotated[list[BenchmarkSlice], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=list, description="Benchmarks evaluated before, every `every` steps and at the end."
     )
-
-    @field_validator("benchmarks", mode="before")
-    @classmethod
-    def _plain_slices(cls, value: object) -> object:
-        if isinstance(value, list):
-            return [{"source": v} if isinstance(v, str) else v for v in value]
-        return value
 
     @model_validator(mode="after")
     def _sampling(self) -> EvalConfig:

@@ -17,6 +17,11 @@ _PANELS = (
 )
 
 
+def _benchmark_keys(history: Sequence[StepRecord]) -> list[str]:
+    """The benchmark slices' ``eval/<label>/pass@1`` series the run logged, sorted."""
+    return sorted({k for r in history for k in r.metrics if k.startswith("eval/") and k.endswith("/pass@1")})
+
+
 def _series(history: Sequence[StepRecord], key: str) -> tuple[list[int], list[float]]:
     points = [(r.step, r.metrics[key]) for r in history if key in r.metrics]
     return [p[0] for p in points], [p[1] for p in points]
@@ -30,7 +35,7 @@ def plot(history: Sequence[StepRecord], path: Path, title: str) -> Path:
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     for ax, (name, keys, unit) in zip(axes.flat, _PANELS, strict=True):
-        for key in keys:
+        for key in (*keys, *_benchmark_keys(history)) if name == "Pass rate" else keys:
             xs, ys = _series(history, key)
             if xs:
                 ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=key)
@@ -75,7 +80,7 @@ def write_report(
         "charts/tokens_per_s",
         "seconds/step",
     ]
-    shown = [k for k in keys if any(k in r.metrics for r in history)]
+    shown = [k for k in [*keys, *_benchmark_keys(history)] if any(k in r.metrics for r in history)]
     head = "".join(f"<th>{html.escape(k)}</th>" for k in ["step", *shown])
     body = "".join(
         "<tr>"

@@ -232,9 +232,20 @@ def verl_dataset_rows(problems: Sequence[Problem], split: str = "train") -> list
     ]
 
 
-def write_verl_dataset(problems: Sequence[Problem], path: str | Path, split: str = "train") -> Path:
-    """Write ``verl_dataset_rows`` as the parquet file ``data.train_files`` / ``data.val_files`` name."""
+DATA_SHA_KEY = b"coding_framework.data_sha256"
+
+
+def write_verl_dataset(problems: Sequence[Problem], path: str | Path, split: str = "train",
+                       data_sha256: str | None = None) -> Path:
+    """Write ``verl_dataset_rows`` as the parquet file ``data.train_files`` / ``data.val_files`` name; the
+    run's data hash (``training.data``'s manifest) goes into the file's metadata under ``DATA_SHA_KEY``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(verl_dataset_rows(problems, split)).to_parquet(out)
+    table = pa.Table.from_pandas(pd.DataFrame(verl_dataset_rows(problems, split)))
+    if data_sha256 is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), DATA_SHA_KEY: data_sha256})
+    pq.write_table(table, out)
     return out

@@ -37,7 +37,8 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ADAPTERS_DIR, ResolvedModel
 from coding_framework.models.registry import run_store_uri
-from coding_framework.training.setup import check_adapters, resolve_spec, split_problems, starting_model
+from coding_framework.training.data import TrainingData, prepare_data
+from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
 from coding_framework.training.verl.overrides import (
     VerlInputs,
@@ -63,6 +64,7 @@ class VerlLaunch:
     inputs: VerlInputs
     registration: str
     not_applied: list[str]
+    data_sha256: str
 
 
 def plugin_installed() -> bool:
@@ -92,9 +94,12 @@ def adapter_dir(model: ResolvedModel, cfg: TrainingConfig) -> Path | None:
     return model.model_dir / ADAPTERS_DIR / model.adapters[0].name
 
 
-def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path,
-                  mlflow_uri: str | None) -> VerlInputs:
-    train, heldout = split_problems(cfg)
+def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlflow_uri: str | None,
+                  sets: TrainingData) -> VerlInputs:
+    """The parquet files come from the same cleaned sets as the local trainer's (``prepare_data``), and the
+    manifest with their sha256 goes beside them."""
+    train, heldout = sets.train, sets.heldout
+    sets.write_manifest(run_dir)
     data = run_dir / "verl_data"
     parts = {"agents": cfg.workflow.agents, "graph": cfg.workflow.graph, "sandbox": cfg.workflow.sandbox,
              "rewards": cfg.reward.function}
@@ -107,8 +112,8 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path,
     assert model.model_dir is not None
     return VerlInputs(
         model_dir=model.model_dir.resolve(), run_dir=run_dir.resolve(),
-        train_file=write_verl_dataset(train, data / "train.parquet", "train").resolve(),
-        val_file=write_verl_dataset(heldout, data / "val.parquet", "val").resolve(),
+        train_file=write_verl_dataset(train, data / "train.parquet", "train", sets.sha256).resolve(),
+        val_file=write_verl_dataset(heldout, data / "val.parquet", "val", sets.sha256).resolve(),
         workflow_files=workflow, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
         adapter_dir=adapter_dir(model, cfg),
@@ -123,14 +128,15 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     if model.model_dir is None:
         raise ConfigError(f"model {model.spec!r}: verl trains the weights, which an endpoint does not expose")
     spec = resolve_spec(cfg)
+    sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
-    inputs = _write_inputs(cfg, model, run_dir, None)
+    inputs = _write_inputs(cfg, model, run_dir, None, sets)
     args = hydra_args(verl_overrides(cfg, spec, verl, inputs)) + list(extra or [])
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
     return VerlLaunch(
         args=args, command=[sys.executable, "-m", "verl.trainer.main_ppo", *args], env=env, inputs=inputs,
         registration="agent_loop_config_path" if inputs.agent_loop_config else "entry_point",
-        not_applied=not_applied(cfg, spec),
+        not_applied=not_applied(cfg, spec), data_sha256=sets.sha256,
     )
 
 
