@@ -12,6 +12,7 @@ from pathlib import Path
 
 import mlflow
 import pytest
+import yaml
 
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
@@ -42,17 +43,20 @@ def test_the_default_problems_from_files_train_bit_for_bit_alike(tmp_path: Path)
 
 @pytest.mark.slow
 def test_a_run_that_regresses_is_not_the_challenger(tmp_path: Path) -> None:
-    """The embedded model passes many built-in problems (its SFT saw them); one step at a destructive
-    learning rate breaks it, and the gate keeps it from the `challenger` alias."""
-    config = tiny_config(
-        tmp_path, model="embedded", steps=1, data={"train": ["synthetic:train"], "heldout": "builtin",
-                                                   "heldout_limit": 24},
-        optim={"lr": 1.0, "micro_batch_size": 4, "eps": 1e-8}, kl={"mode": "none"},
-        eval={"max_new_tokens": 128, "max_rounds": 2, "benchmarks": [{"source": "builtin", "limit": 4}]},
-        gate={"benchmarks": ["builtin"]},
-    )
+    """The quickstart's model and held-out set, but one step at a destructive learning rate: the trained
+    model passes nothing, and the gate keeps it from the `challenger` alias."""
+    from coding_framework.config import shipped_config
+
+    config = yaml.safe_load(shipped_config("quickstart").read_text())
+    config.update(steps=1, gate={"max_drop": 0.01, "benchmarks": ["builtin"]},
+                  optim={**config["optim"], "lr": 1.0, "eps": 1e-8})
+    config["data"]["heldout_limit"] = 60
+    config["eval"]["benchmarks"] = [{"source": "builtin", "limit": 4}]
+    config["rollout"].update(problems_per_step=4, group_size=4)
+    path = tmp_path / "regress.yaml"
+    path.write_text(yaml.safe_dump(config))
     done = subprocess.run(
-        [sys.executable, "-m", "coding_framework.cli", "train", "--config", str(config), "--run-dir",
+        [sys.executable, "-m", "coding_framework.cli", "train", "--config", str(path), "--run-dir",
          str(tmp_path / "run"), "--no-progress"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=1200,
     )
