@@ -57,7 +57,9 @@ def test_gradients_equal_the_full_forward(model) -> None:
     ours = grads(answer_hidden(model, ids, attn, predicts))
     assert ours.keys() == full.keys()
     for name in full:
-        torch.testing.assert_close(ours[name], full[name], rtol=1e-4, atol=1e-6, msg=name)
+        # fp32 sums in another order: the absolute error grows with the gradient's scale (up to ~30 here).
+        scale = max(1.0, float(full[name].abs().max()))
+        torch.testing.assert_close(ours[name], full[name], rtol=1e-4, atol=1e-6 * scale, msg=name)
 
 
 def test_no_selected_position_gives_an_empty_result(model) -> None:
