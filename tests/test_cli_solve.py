@@ -46,7 +46,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path) -> None:
         done.stderr.strip() == 'error: give the problem as text ("...") or with --problem-file FILE, not both'
     )
     bad_model = _cli("solve", "Reverse a string.", "--model", "gpt:nothing")
-    assert bad_model.returncode == 2 and "unrecognised LLM spec" in bad_model.stderr
+    assert bad_model.returncode == 2 and "model 'gpt:nothing': no such model directory" in bad_model.stderr
     assert "Traceback" not in bad_model.stderr
 
 

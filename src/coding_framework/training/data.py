@@ -204,7 +204,9 @@ def _clean(train: list[Problem], evaluated: dict[str, list[Problem]],
     unchecked: list[str] = []
     if d.public:
         public, unchecked = _public_sets()
-        against.update({k: v for k, v in public.items() if k not in against})
+        for name, problems in public.items():  # a slice of a public set is checked with all of that set
+            seen = {p.task_id for p in against.get(name, [])}
+            against[name] = [*against.get(name, []), *(p for p in problems if p.task_id not in seen)]
     for text in d.against:
         against[parse_source(text).label] = load_source(text)
     settings = DecontaminationSettings(d.ngram, d.statement_overlap, d.solution_overlap)
