@@ -26,6 +26,7 @@ PUBLIC_API = {
         "AgentsConfig", "AlgoConfig", "AlgorithmOverrides", "ArchitectureConfig", "AshaConfig", "AuditConfig",
         "CheckpointConfig", "ChoiceDimension", "ConfigError", "CurriculumConfig", "DataConfig",
         "EmbeddedModelConfig", "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection",
+        "FailoverConfig",
         "GeneratorConfig", "GraphConfig", "GridDimension", "InProcessConfig", "KLConfig", "LLMConfig",
         "LimitLearningConfig", "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "ModelRef",
         "OptimConfig",

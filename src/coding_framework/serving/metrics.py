@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -26,9 +26,6 @@ from prometheus_client.registry import Collector
 
 from coding_framework.serving.guardrails import Outcome, Source
 
-if TYPE_CHECKING:
-    from coding_framework.serving.server_state import Server
-
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -36,10 +33,22 @@ P = "coding_framework_"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
+class Observed(Protocol):
+    """What the scrape reads from the server (``server_state.Server``)."""
+
+    admission: Any
+    deployments: Any
+    failover: Any
+    manager: Any
+
+    @property
+    def rollouts(self) -> Any: ...
+
+
 class Metrics(Collector):
     """The server's counters; ``render`` is the /metrics body."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Observed) -> None:
         self._server = server
         self.requests: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.errors: defaultdict[tuple[str, str], int] = defaultdict(int)

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from coding_framework.agents.freeform import has_tests
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark, load_problem_records
 from coding_framework.serving.errors import APIError
+from coding_framework.serving.guardrails import Outcome, Source
 from coding_framework.serving.rollout_record import ProbePlan
-
-if TYPE_CHECKING:
-    from coding_framework.serving.server_state import Server
 
 __all__ = ["ProbeRunner", "load_probe_set"]
 
@@ -50,10 +48,23 @@ def load_probe_set(source: str) -> list[Problem]:
     return tested
 
 
+class Prober(Protocol):
+    """What probes use of the server (``server_state.Server``)."""
+
+    config: Any
+    solver: Any
+    metrics: Any
+
+    @property
+    def rollouts(self) -> Any: ...
+
+    def grade(self, version: str, outcome: Outcome, source: Source) -> None: ...
+
+
 class ProbeRunner:
     """Sends the active rollout's probe problems to both arms and reports their grades."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Prober) -> None:
         self._server = server
         self._task: asyncio.Task[None] | None = None
 
