@@ -11,8 +11,8 @@ Reproduce:
 2. Power: `serving.stats.samples_to_verdict` (graded candidate requests for a 50% and 80% chance of the
    WORSE verdict) against the simulated distribution of the request at which the verdict came.
 3. Guardrails A/A (``--guardrail-experiments``): the real `RolloutManager` with every rollback test on (pass
-   rate, the unparseable / crash / timeout guardrails, error bursts, SRM), its promotion switched off
-   (margin 1e-9) so each experiment runs its whole horizon, peeked after EVERY observation: client
+   rate, the unparseable / crash / timeout guardrails, error bursts, SRM), its steps never advancing
+   (``min_graded`` 1e9) so each experiment runs its whole horizon, peeked after EVERY observation: client
    requests at a 10% canary (the base embedded model's outcome mix, 2% request errors) and a probe pair
    (both arms, another outcome mix) every 4th request. The share of experiments ever rolled back must be
    <= alpha, with the tests it came from.
@@ -35,6 +35,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servin
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.guardrails import Outcome
+from coding_framework.serving.guardrails import Outcome, error_budget
 from coding_framework.serving.rollout import RolloutManager
 from coding_framework.serving.stats import Verdict, compare, confidence_sequence, samples_to_verdict
 
@@ -187,7 +188,7 @@ PROBE_MIX = {Outcome.PASSED: 0.05, Outcome.FAILED: 0.55, Outcome.UNPARSEABLE: 0.
 
 
 async def _guarded_aa(uri: str, seed: int, observations: int, policy: RolloutPolicy) -> str:
-    """One A/A through the real manager; the first rollback's test name, or '' if none fired."""
+    """One A/A through the real manager; the rollback's test name, or '' if it was never rolled back."""
     champ, cand = "champion@0000", "candidate@0000"
     manager = RolloutManager(champ, policy, RecordingHooks(), tracking_uri=uri, rng=random.Random(seed))
     rng = random.Random(seed + 1)
@@ -206,23 +207,21 @@ async def _guarded_aa(uri: str, seed: int, observations: int, policy: RolloutPol
             break
     final = manager.status(started["id"])
     await manager.aclose()
-    return "" if final["status"] == "running" else final["reason"].split(":")[0]
+    return final["reason"].split(":")[0] if final["status"] == "rolled_back" else ""
 
 
 async def guardrails_aa(experiments: int, observations: int, seed: int) -> dict[str, Any]:
-    """A/A false-positive rate with every rollback test on, with the budget split and without it."""
+    """A/A false-positive rate (rolled back at any peek) with every rollback test on."""
     out: dict[str, Any] = {"experiments": experiments, "peeks": observations, "candidate_share": 0.1,
                            "probe_pairs_per_request": 0.25, "client_mix": CLIENT_MIX, "probe_mix": PROBE_MIX}
-    policy = RolloutPolicy(margin=1e-9, max_graded=None, max_duration_s=None, drain_s=0)
-    for name in ("all_tests_on",):
-        with tempfile.TemporaryDirectory() as tmp:
-            uri = f"sqlite:///{tmp}/mlflow.db"
-            fired = [await _guarded_aa(uri, seed + 10 * i, observations, policy) for i in range(experiments)]
-        reasons: dict[str, int] = {}
-        for r in filter(None, fired):
-            reasons[r] = reasons.get(r, 0) + 1
-        out[name] = {"false_positive_rate": sum(map(bool, fired)) / experiments, "by_test": reasons}
-        print(json.dumps({name: out[name]}), flush=True)
+    policy = RolloutPolicy(min_graded=10**9, max_graded=None, max_duration_s=None, drain_s=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        uri = f"sqlite:///{tmp}/mlflow.db"
+        fired = [await _guarded_aa(uri, seed + 10 * i, observations, policy) for i in range(experiments)]
+    out["false_positive_rate"] = sum(map(bool, fired)) / experiments
+    out["by_test"] = dict(Counter(filter(None, fired)))
+    out["budget"] = error_budget(policy.alpha, policy.pass_share)
+    print(json.dumps({k: out[k] for k in ("false_positive_rate", "by_test")}), flush=True)
     return out
 
 
