@@ -26,6 +26,7 @@ from coding_framework.serving.pool import Admission, RateLimiter
 from coding_framework.serving.probes import ProbeRunner, load_probe_set
 from coding_framework.serving.promotion import swap_aliases
 from coding_framework.serving.rollout import RolloutManager, Route
+from coding_framework.serving.rollout_record import Budget, ProbePlan
 from coding_framework.serving.solve import Solver
 from coding_framework.serving.state import StateStore
 
@@ -147,14 +148,13 @@ class Server:
         self.metrics.grade(version, outcome, source)
         self.rollouts.observe_grade(version, outcome, source)
 
-    async def start_rollout(self, candidate: str, strategy: str, steps: list[int] | None,
-                            **options: Any) -> dict[str, Any]:
+    async def start_rollout(self, candidate: str, strategy: str, steps: list[int] | None, *,
+                            budget: Budget | None = None, probe: ProbePlan | None = None) -> dict[str, Any]:
         """`RolloutManager.start`, with the probe set loaded first (a bad source is a ValueError: 400)."""
-        plan = options.pop("probe", None)
-        problems = await asyncio.to_thread(load_probe_set, plan.source) if plan else None
-        status = await self.rollouts.start(candidate, strategy, steps, probe=plan, **options)
-        if plan is not None and problems is not None:
-            self.probes.start(status["id"], plan, problems)
+        problems = await asyncio.to_thread(load_probe_set, probe.source) if probe else None
+        status = await self.rollouts.start(candidate, strategy, steps, budget=budget, probe=probe)
+        if probe is not None and problems is not None:
+            self.probes.start(status["id"], probe, problems)
         return status
 
     async def rollback(self) -> dict[str, Any]:
