@@ -94,6 +94,7 @@ class ProbeRunner:
                     pair.add_done_callback(pairs.discard)
                     sent += 1
                 await asyncio.sleep(1 / plan.rate_per_s)
+            await asyncio.gather(*pairs)  # the limit is reached (or the rollout ended): let them finish
         finally:
             for pair in list(pairs):
                 pair.cancel()
@@ -111,6 +112,10 @@ class ProbeRunner:
             out = await server.solver.solve_problem(version, problem, server.config.solve.max_rounds)
         except APIError as exc:  # a dead or retired version: no grade, counted as a probe error
             server.metrics.probe(version, error=exc.code or str(exc.status))
+            return
+        except Exception as exc:  # a probe must never take the server down; it is logged and counted
+            log.warning("probe_failed", version=version, task=problem.task_id, error=str(exc)[:200])
+            server.metrics.probe(version, error=type(exc).__name__)
             return
         server.metrics.probe(version, error=None)
         assert out.outcome is not None

@@ -84,7 +84,8 @@ class RolloutManager:
     """Routes requests between the champion and at most one running rollout's candidate.
 
     ``on_champion`` callbacks get (old, new) whenever the champion changes (promotion or
-    ``replace_champion``), on the thread that changed it.
+    ``replace_champion``), ``on_decision`` callbacks the rollout id of every decision, on the thread that
+    made it.
     """
 
     def __init__(
@@ -106,6 +107,7 @@ class RolloutManager:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dirty: set[str] = set()
         self.on_champion: list[Callable[[str, str], None]] = []
+        self.on_decision: list[Callable[[str], None]] = []
 
     @property
     def champion(self) -> str:
@@ -394,7 +396,10 @@ class RolloutManager:
                     "test": r.test.as_dict() if r.test else None,
                     "arms": {v: arm.snapshot() for v, arm in r.arms.items()}}
         r.decisions.append(decision)
+        self._dirty.add(r.id)
         log.info("rollout_decision", rollout=r.id, action=action, reason=reason)
+        for callback in self.on_decision:
+            callback(r.id)
         if r.mlflow_run_id is not None:
             self._log.decision(r.mlflow_run_id, len(r.decisions) - 1, decision, r.candidate, r.champion)
 

@@ -10,6 +10,7 @@ probes carry on. The server is the rollout manager's hooks: retiring the failove
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine
 from typing import Any
 
@@ -55,6 +56,7 @@ class Server:
         self._meta: dict[str, Any] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._decided = asyncio.Event()  # set on every rollout decision: written at once, not at the tick
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -73,6 +75,7 @@ class Server:
         uri = tracking_uri(self.config.mlflow_uri)
         self.manager = RolloutManager(champion, self.config.rollout, self, tracking_uri=uri)
         self.manager.on_champion.append(self._champion_changed)
+        self.manager.on_decision.append(self._wake)
         await self._resume(champion)
         if self.config.failover.enabled:
             await self._load_previous(champion)
@@ -223,6 +226,10 @@ class Server:
             if stale is not None and stale not in (old, new) and self._loop is not None:
                 self._loop.call_soon_threadsafe(lambda: self.spawn(self.retire(stale)))
 
+    def _wake(self, _: str) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._decided.set)
+
     async def _retire_later(self, version: str) -> None:
         await asyncio.sleep(self.config.rollout.drain_s)
         await self.retire(version)
@@ -262,9 +269,11 @@ class Server:
             log.warning("failover_without_previous", champion=champion, error=str(exc)[:200])
 
     async def _housekeeping(self) -> None:
-        """Time budgets and the state file, every ``state_flush_s``."""
+        """Time budgets and the state file, every ``state_flush_s`` and right after a rollout decision."""
         while True:
-            await asyncio.sleep(self.config.state_flush_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._decided.wait(), self.config.state_flush_s)
+            self._decided.clear()
             try:
                 self.rollouts.tick()
                 await asyncio.to_thread(self._flush)

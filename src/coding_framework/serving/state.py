@@ -4,8 +4,9 @@ sticky sessions on their versions.
 
 Tables: ``meta`` (the configured model, the champion's spec and id, the local ``previous``), ``rollouts``
 (each rollout's record as JSON, `Rollout.to_state`; ``active`` marks the one routing traffic) and
-``pins`` (session -> version). The server writes changes every ``state_flush_s`` on a thread, in one
-transaction (WAL journal), so a kill loses at most that much of the counts and never a torn record.
+``pins`` (session -> version). The server writes changes every ``state_flush_s`` and right after each
+rollout decision, on a thread, in one transaction (WAL journal): a kill loses at most that much of the
+counts, a decision only if it comes within the write, and never leaves a torn record.
 """
 
 from __future__ import annotations
