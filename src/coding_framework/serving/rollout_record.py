@@ -11,9 +11,7 @@ from coding_framework.config.rollout import InconclusivePolicy
 from coding_framework.serving.arms import Arm
 from coding_framework.serving.stats import Comparison, SequentialSRM, Verdict
 
-__all__ = ["ENDED", "Budget", "ProbePlan", "Rollout"]
-
-ENDED = ("promoted", "rolled_back", "inconclusive", "aborted")
+__all__ = ["Budget", "ProbePlan", "Rollout"]
 
 
 @dataclass(frozen=True)
