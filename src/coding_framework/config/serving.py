@@ -122,6 +122,9 @@ class ServingConfig(StrictModel):
         "running rollout, sticky sessions), so a restart resumes. null: the user's state directory "
         "(platformdirs), one folder per port.")
     state_flush_s: float = Field(0.5, gt=0, description="Seconds between writes of the state file.")
+    persist_state: bool = Field(
+        True, description="Keep the state file. false: nothing survives a restart (a `process` engine's "
+        "worker replicas, whose parent keeps the state).")
 
     def state_file(self) -> Path:
         from platformdirs import user_state_path

@@ -60,10 +60,11 @@ class Server:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self.store = await asyncio.to_thread(StateStore, self.config.state_file())
-        configured = str(self.config.model)
-        meta = await asyncio.to_thread(self.store.meta)
-        if meta and meta.get("configured") != configured:
+        configured, meta = str(self.config.model), {}
+        if self.config.persist_state:
+            self.store = await asyncio.to_thread(StateStore, self.config.state_file())
+            meta = await asyncio.to_thread(self.store.meta)
+        if self.store is not None and meta and meta.get("configured") != configured:
             log.info("state_discarded", path=str(self.store.path), was=meta.get("configured"), now=configured)
             await asyncio.to_thread(self.store.forget)
             meta = {}
@@ -82,7 +83,7 @@ class Server:
         self.deployments.monitor.start()
         self.spawn(self._housekeeping())
         log.info("serving_ready", champion=champion, host=self.config.host, port=self.config.port,
-                 state=str(self.store.path))
+                 state=str(self.store.path) if self.store else None)
 
     async def stop(self) -> None:
         self.probes.stop()
@@ -235,7 +236,9 @@ class Server:
         await self.retire(version)
 
     async def _resume(self, champion: str) -> None:
-        assert self.store is not None and self.manager is not None
+        assert self.manager is not None
+        if self.store is None:
+            return
         records, active = await asyncio.to_thread(self.store.rollouts)
         record = next((r for r in records if r["id"] == active), None)
         if record is not None and record["champion"] != champion:
@@ -281,7 +284,8 @@ class Server:
                 log.warning("state_write_failed", error=str(exc)[:200])
 
     def _flush(self) -> None:
-        assert self.store is not None
         records, pins = self.rollouts.export_state()
+        if self.store is None:
+            return
         active = self.rollouts.active
         self.store.write(dict(self._meta), records, active.id if active else None, pins)
