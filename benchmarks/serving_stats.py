@@ -10,7 +10,13 @@ Reproduce:
    Welch t-test at 5% run at the same peeks: the anchor for what peeking does to a fixed-n test.
 2. Power: `serving.stats.samples_to_verdict` (graded candidate requests for a 50% and 80% chance of the
    WORSE verdict) against the simulated distribution of the request at which the verdict came.
-3. Rollback: the real `RolloutManager` (recording hooks from ``tests/serving/rollout_fakes.py``, a real
+3. Guardrails A/A (``--guardrail-experiments``): the real `RolloutManager` with every rollback test on (pass
+   rate, the unparseable / crash / timeout guardrails, error bursts, SRM), its steps never advancing
+   (``min_graded`` 1e9) so each experiment runs its whole horizon, peeked after EVERY observation: client
+   requests at a 10% canary (the base embedded model's outcome mix, 2% request errors) and a probe pair
+   (both arms, another outcome mix) every 4th request. The share of experiments ever rolled back must be
+   <= alpha, with the tests it came from.
+4. Rollback: the real `RolloutManager` (recording hooks from ``tests/serving/rollout_fakes.py``, a real
    SQLite MLflow store) under simulated canary traffic: candidate requests (graded or not) until it
    rolled back, for a drop 0.6 -> 0.3, a broken candidate that always fails its tests (0.6 -> 0), one that
    always errors (no grades at all), and an A/A (0.6 -> 0.6, where any rollback is a false one).
@@ -29,6 +35,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servin
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 from coding_framework.config.rollout import RolloutPolicy
+from coding_framework.serving.guardrails import Outcome, error_budget
 from coding_framework.serving.rollout import RolloutManager
 from coding_framework.serving.stats import Verdict, compare, confidence_sequence, samples_to_verdict
 
@@ -172,6 +180,51 @@ async def rollbacks(rollouts: int, cap: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
+# Outcome mixes of an A/A: clients' /v1/solve answers and probe answers (synthetic:heldout-like: ~5% pass).
+CLIENT_MIX = {Outcome.PASSED: 0.30, Outcome.FAILED: 0.45, Outcome.UNPARSEABLE: 0.10, Outcome.CRASHED: 0.12,
+              Outcome.TIMED_OUT: 0.03}
+PROBE_MIX = {Outcome.PASSED: 0.05, Outcome.FAILED: 0.55, Outcome.UNPARSEABLE: 0.20, Outcome.CRASHED: 0.17,
+             Outcome.TIMED_OUT: 0.03}
+
+
+async def _guarded_aa(uri: str, seed: int, observations: int, policy: RolloutPolicy) -> str:
+    """One A/A through the real manager; the rollback's test name, or '' if it was never rolled back."""
+    champ, cand = "champion@0000", "candidate@0000"
+    manager = RolloutManager(champ, policy, RecordingHooks(), tracking_uri=uri, rng=random.Random(seed))
+    rng = random.Random(seed + 1)
+    started = await manager.start("candidate", "canary", [10, 100])
+    outcomes, client_w, probe_w = list(Outcome), list(CLIENT_MIX.values()), list(PROBE_MIX.values())
+    for i in range(observations):
+        version = manager.route(f"s{seed}-{i}").version
+        error = rng.random() < 0.02
+        manager.observe(version, latency_s=0.01, error=error, tokens=20)
+        if not error:
+            manager.observe_grade(version, rng.choices(outcomes, client_w)[0])
+        if i % 4 == 0:
+            for v in (champ, cand):
+                manager.observe_grade(v, rng.choices(outcomes, probe_w)[0], "probe")
+        if manager.active is None:
+            break
+    final = manager.status(started["id"])
+    await manager.aclose()
+    return final["reason"].split(":")[0] if final["status"] == "rolled_back" else ""
+
+
+async def guardrails_aa(experiments: int, observations: int, seed: int) -> dict[str, Any]:
+    """A/A false-positive rate (rolled back at any peek) with every rollback test on."""
+    out: dict[str, Any] = {"experiments": experiments, "peeks": observations, "candidate_share": 0.1,
+                           "probe_pairs_per_request": 0.25, "client_mix": CLIENT_MIX, "probe_mix": PROBE_MIX}
+    policy = RolloutPolicy(min_graded=10**9, max_graded=None, max_duration_s=None, drain_s=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        uri = f"sqlite:///{tmp}/mlflow.db"
+        fired = [await _guarded_aa(uri, seed + 10 * i, observations, policy) for i in range(experiments)]
+    out["false_positive_rate"] = sum(map(bool, fired)) / experiments
+    out["by_test"] = dict(Counter(filter(None, fired)))
+    out["budget"] = error_budget(policy.alpha, policy.pass_share)
+    print(json.dumps({k: out[k] for k in ("false_positive_rate", "by_test")}), flush=True)
+    return out
+
+
 def plot(curves: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -193,6 +246,12 @@ def plot(curves: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=130)
 
 
+def _cpu() -> str:
+    from benchmarks.serving_common import cpu_name
+
+    return cpu_name() if Path("/proc/cpuinfo").exists() else platform.processor() or platform.machine()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--experiments", type=int, default=2000, help="A/A experiments per setting.")
@@ -200,13 +259,24 @@ def main() -> None:
     ap.add_argument("--power-simulations", type=int, default=1000)
     ap.add_argument("--rollouts", type=int, default=200, help="RolloutManager runs per scenario.")
     ap.add_argument("--request-cap", type=int, default=20_000, help="Requests per rollout before giving up.")
+    ap.add_argument("--guardrail-experiments", type=int, default=2000, help="Guardrail A/A experiments.")
+    ap.add_argument("--guardrail-observations", type=int, default=1000, help="Requests (= peeks) per one.")
+    ap.add_argument("--only-guardrails", action="store_true", help="Run section 3 only (its own file).")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS / "serving_stats.json")
     args = ap.parse_args()
     began = time.perf_counter()
+    guarded = asyncio.run(guardrails_aa(args.guardrail_experiments, args.guardrail_observations,
+                                        args.seed + 3))
+    if args.only_guardrails:
+        path = args.out.with_name("serving_guardrails_aa.json")
+        path.write_text(json.dumps({"command": " ".join(sys.argv), "cpu": _cpu(), "alpha": ALPHA,
+                                    "guardrails_aa": guarded,
+                                    "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
+        return
     result = aa(args.experiments, args.observations, args.seed)
     report = {
-        "command": " ".join(sys.argv), "cpu": platform.processor() or platform.machine(),
+        "command": " ".join(sys.argv), "cpu": _cpu(), "guardrails_aa": guarded,
         "policy": {"alpha": ALPHA, "mixture_tau": TAU, "margin": POLICY.margin,
                    "min_graded": POLICY.min_graded, "steps": POLICY.steps,
                    "error_burst": f"{POLICY.error_burst} of {POLICY.error_window}"},

@@ -26,7 +26,7 @@ PUBLIC_API = {
         "AgentsConfig", "AlgoConfig", "AlgorithmOverrides", "ArchitectureConfig", "AshaConfig",
         "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "ChoiceDimension", "ConfigError",
         "CurriculumConfig", "DataConfig", "DataSource", "DecontaminationConfig", "EmbeddedModelConfig",
-        "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection", "GateConfig",
+        "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection", "FailoverConfig", "GateConfig",
         "GeneratorConfig", "GraphConfig", "GridDimension", "InProcessConfig", "KLConfig", "LLMConfig",
         "LimitLearningConfig", "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "ModelRef",
         "OptimConfig", "PhaseConfig", "PoliciesConfig", "PoolConfig", "PretrainConfig", "ResourceLimits",

@@ -13,6 +13,15 @@ from coding_framework.serving import ServerThread
 API_KEY, ADMIN_KEY = "inference-key-123", "admin-key-456"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Servers keep their state files (`ServingConfig.state_file`) in a temporary state home, not the
+    user's; subprocess servers inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def mlflow_uri(tmp_path_factory) -> str:
     return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"

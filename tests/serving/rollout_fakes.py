@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from coding_framework.serving.guardrails import Outcome
 from coding_framework.serving.rollout import RolloutManager, Route
 
 
@@ -49,7 +50,8 @@ class Traffic:
             error = self.rng.random() < self.error_rates.get(version, 0.0)
             self.manager.observe(version, latency_s=0.01 + self.rng.random() / 100, error=error, tokens=20)
             if graded and not error:
-                self.manager.observe_grade(version, self.rng.random() < self.pass_rates[version])
+                passed = self.rng.random() < self.pass_rates[version]
+                self.manager.observe_grade(version, Outcome.PASSED if passed else Outcome.FAILED)
         return route
 
     def run_until_done(self, rollout_id: str, limit: int, graded: bool = True) -> dict:

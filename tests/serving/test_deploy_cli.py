@@ -159,3 +159,12 @@ def test_deploy_against_the_real_server() -> None:
         assert final["status"] == "promoted", final
         assert final["arms"][final["candidate_version"]]["graded"] >= 2
         assert httpx.get(server.url + "/health").json()["champion"] == final["candidate_version"]
+
+
+def test_abort_and_rollback_flags(server: ServerThread) -> None:
+    _one_line_error(_cli("--server", server.url), "exactly one of SPEC")
+    _one_line_error(_cli("x", "--rollback", "--server", server.url), "exactly one of SPEC")
+    _one_line_error(_cli("x", "--probe-rate", "2", "--server", server.url), "need --probe")
+    _one_line_error(_cli("x", "--on-inconclusive", "pray", "--server", server.url), "rollback or hold")
+    _one_line_error(_cli("--abort", "ro-nope", "--server", server.url), "404", "no rollout")
+    _one_line_error(_cli("--rollback", "--server", server.url), "409", "no previous version")

@@ -1,4 +1,5 @@
-"""`coding-framework deploy`: start a rollout on a running model server and, with --wait, follow it."""
+"""`coding-framework deploy`: start a rollout on a running model server and, with --wait, follow it; or abort
+a rollout (--abort ID), or swap the champion back to its previous version (--rollback)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ STRATEGIES = ("immediate", "shadow", "canary")
 @app.command()
 def deploy(
     spec: Annotated[
-        str,
-        typer.Argument(help=f"The candidate. {MODEL_HELP}"),
-    ],
+        str | None,
+        typer.Argument(help=f"The candidate (not with --abort / --rollback). {MODEL_HELP}"),
+    ] = None,
     server: Annotated[str, typer.Option(help="The model server's base URL.")] = "http://127.0.0.1:8080",
     strategy: Annotated[str, typer.Option(help=" | ".join(STRATEGIES))] = "canary",
     steps: Annotated[
@@ -47,6 +48,30 @@ def deploy(
     timeout: Annotated[
         float | None, typer.Option(min=1, help="With --wait: give up (exit 1) after this many seconds.")
     ] = None,
+    probe: Annotated[
+        str | None,
+        typer.Option(help="Probe set graded on both versions while the rollout runs: a benchmark, NAME:SPLIT "
+                     "or a problem-record JSONL on the server (e.g. synthetic:heldout)."),
+    ] = None,
+    probe_rate: Annotated[
+        float | None, typer.Option(min=0.001, max=100, help="Probe problems per second (default: policy).")
+    ] = None,
+    probe_limit: Annotated[int | None, typer.Option(min=1, help="At most this many probe problems.")] = None,
+    max_duration: Annotated[
+        float | None, typer.Option(min=0.001, help="Budget: seconds without a verdict before `inconclusive`.")
+    ] = None,
+    max_graded: Annotated[
+        int | None, typer.Option(min=1, help="Budget: graded candidate answers before `inconclusive`.")
+    ] = None,
+    on_inconclusive: Annotated[
+        str | None, typer.Option(help="rollback | hold: what an exhausted budget does (default: policy).")
+    ] = None,
+    abort: Annotated[
+        str | None, typer.Option(help="Abort the rollout with this id (rolls it back at once).")
+    ] = None,
+    rollback: Annotated[
+        bool, typer.Option(help="Swap the champion back to its previous version (the registry's `previous`).")
+    ] = False,
     force: Annotated[
         bool, typer.Option(help="Deploy a registry version that failed its training run's regression gate.")
     ] = False,
@@ -55,25 +80,23 @@ def deploy(
 
     The last stdout line is the rollout's status as JSON (with --wait, the final one: see its `status`).
 
-    Exit codes: 0 started (with --wait: promoted or rolled back), 1 --timeout ran out, 2 bad input or an
-    HTTP error.
+    Exit codes: 0 started (with --wait: ended: promoted, rolled back, inconclusive or aborted), 1 --timeout
+    ran out, 2 bad input or an HTTP error.
     """
     import httpx
 
-    if strategy not in STRATEGIES:
-        fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    ref = model_flag(spec)
-    gated_out = gate_failure(ref) if ref.kind == "registry" else None
-    if gated_out is not None:
-        if not force:
-            fail(f"{spec} failed its regression gate ({gated_out}); deploy it anyway with --force")
-        typer.echo(f"warning: {spec} failed its regression gate ({gated_out}); deploying it (--force)",
-                   err=True)
-    body: dict[str, Any] = {"candidate": str(ref), "strategy": strategy}
-    if steps is not None:
-        body["steps"] = _parse_steps(steps)
+    if sum((spec is not None, abort is not None, rollback)) != 1:
+        fail("give exactly one of SPEC (start a rollout), --abort ID or --rollback")
     headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else {}
     with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=600) as client:
+        if abort is not None or rollback:
+            path = f"/v1/rollouts/{abort}/abort" if abort is not None else "/v1/rollback"
+            print_result_line(_call(client, "POST", path))
+            return
+        assert spec is not None
+        _check_gate(spec, force)
+        body = _rollout_body(spec, strategy, steps, probe, probe_rate, probe_limit, max_duration, max_graded,
+                             on_inconclusive)
         status = _call(client, "POST", "/v1/rollouts", body)
         if wait:
             from coding_framework.config.rollout import RolloutPolicy
@@ -83,6 +106,37 @@ def deploy(
     print_result_line(status)
     if status["status"] == "running" and wait:
         raise typer.Exit(1)
+
+
+def _check_gate(spec: str, force: bool) -> None:
+    """A registry version that failed its training run's regression gate is deployed only with --force."""
+    ref = model_flag(spec)
+    gated_out = gate_failure(ref) if ref.kind == "registry" else None
+    if gated_out is None:
+        return
+    if not force:
+        fail(f"{spec} failed its regression gate ({gated_out}); deploy it anyway with --force")
+    typer.echo(f"warning: {spec} failed its regression gate ({gated_out}); deploying it (--force)", err=True)
+
+
+def _rollout_body(spec: str, strategy: str, steps: str | None, probe: str | None, probe_rate: float | None,
+                  probe_limit: int | None, max_duration: float | None, max_graded: int | None,
+                  on_inconclusive: str | None) -> dict[str, Any]:
+    if strategy not in STRATEGIES:
+        fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if on_inconclusive not in (None, "rollback", "hold"):
+        fail(f"--on-inconclusive {on_inconclusive!r}: use rollback or hold")
+    if probe is None and (probe_rate is not None or probe_limit is not None):
+        fail("--probe-rate and --probe-limit need --probe SRC")
+    body: dict[str, Any] = {"candidate": str(model_flag(spec)), "strategy": strategy}
+    if steps is not None:
+        body["steps"] = _parse_steps(steps)
+    if probe is not None:
+        body["probe"] = {"source": probe, "limit": probe_limit}
+        if probe_rate is not None:
+            body["probe"]["rate_per_s"] = probe_rate
+    extra = {"max_duration_s": max_duration, "max_graded": max_graded, "on_inconclusive": on_inconclusive}
+    return body | {k: v for k, v in extra.items() if v is not None}
 
 
 def _parse_steps(text: str) -> list[int]:
@@ -146,9 +200,12 @@ def _show(progress: Progress, task: TaskID, status: dict[str, Any]) -> None:
     arms = status["arms"]
     cand, champ = arms[status["candidate_version"]], arms[status["champion_version"]]
 
-    def rate(arm: dict[str, Any]) -> str:
-        return f"{arm['pass_rate']:.2f} of {arm['graded']}" if arm["pass_rate"] is not None else "ungraded"
+    def rate(arm: dict[str, Any], kind: str = "") -> str:
+        value, n = arm[f"{kind}pass_rate"], arm[f"{kind}graded"]
+        return f"{value:.2f} of {n}" if value is not None else "ungraded"
 
-    detail = (f"{status['status']}: pass {rate(cand)} vs champion {rate(champ)}, "
+    probes = (f", probes {rate(cand, 'probe_')} vs {rate(champ, 'probe_')}"
+              if cand.get("probe_graded") or champ.get("probe_graded") else "")
+    detail = (f"{status['status']}: pass {rate(cand)} vs champion {rate(champ)}{probes}, "
               f"errors {cand['errors']}/{cand['requests']}")
     progress.update(task, completed=status["weights"][status["candidate_version"]], detail=detail)

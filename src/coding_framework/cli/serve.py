@@ -30,6 +30,11 @@ def serve(
     config: Annotated[
         str | None, typer.Option(help="A ServingConfig YAML: a path or a shipped name (default: serving).")
     ] = None,
+    state_dir: Annotated[
+        str | None,
+        typer.Option(help="Where the state file (champion, running rollout, sessions) lives, so a restart "
+                     "resumes (default: the user's state directory, one folder per port)."),
+    ] = None,
 ) -> None:
     """Serve a champion version; roll candidates out with `coding-framework deploy`."""
     from coding_framework.config import ConfigError, load_config
@@ -37,7 +42,7 @@ def serve(
     from coding_framework.serving.server import run_server
 
     ref = model_flag(model) if model is not None else None
-    overrides = {"host": host, "port": port, "model": ref, "engine": engine}
+    overrides = {"host": host, "port": port, "model": ref, "engine": engine, "state_dir": state_dir}
     try:
         cfg = load_config(ServingConfig, config or "serving", overrides)
     except ConfigError as exc:

@@ -26,7 +26,13 @@ from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarm
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.sandbox import LimitLearningConfig, ResourceLimits, SandboxConfig
-from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig, SolveConfig
+from coding_framework.config.serving import (
+    FailoverConfig,
+    LimitsConfig,
+    PoolConfig,
+    ServingConfig,
+    SolveConfig,
+)
 from coding_framework.config.shipped import resolve_config, shipped_config, shipped_config_names
 from coding_framework.config.sweep import (
     AshaConfig,
@@ -81,6 +87,7 @@ __all__ = [
     "EvalConfig",
     "ExecutorConfig",
     "FSDPSection",
+    "FailoverConfig",
     "GateConfig",
     "GeneratorConfig",
     "GraphConfig",

@@ -11,18 +11,23 @@ from pydantic import Field, field_validator
 
 from coding_framework.config.loader import StrictModel
 
-__all__ = ["RolloutPolicy", "RolloutStrategy"]
+__all__ = ["InconclusivePolicy", "RolloutPolicy", "RolloutStrategy"]
 
 RolloutStrategy = Literal["immediate", "shadow", "canary"]
+InconclusivePolicy = Literal["rollback", "hold"]
 
 
 class RolloutPolicy(StrictModel):
     """The statistics, traffic steps and safety limits of a rollout (candidate version vs the champion)."""
 
     alpha: float = Field(
-        0.05, gt=0, lt=1, description="Error rate of the always-valid sequential test (mSPRT / confidence "
-        "sequence on the pass-rate difference): the chance that an A/A rollout is ever rolled back or "
-        "declared different, however often it is looked at.")
+        0.05, gt=0, lt=1, description="Error budget of the always-valid sequential tests (mSPRT / confidence "
+        "sequences): the chance that an A/A rollout is ever rolled back, however often it is looked at. It "
+        "is split over the tests that can roll back (`pass_share` to the pass rate, the rest evenly over "
+        "the unparseable, crash and timeout guardrails and the error burst; `serving.guardrails`).")
+    pass_share: float = Field(
+        0.5, gt=0, lt=1, description="Share of `alpha` given to the pass-rate test (which also gates "
+        "advancing); the guardrails split the rest. More: the pass rate decides sooner, guardrails later.")
     mixture_tau: float = Field(
         0.1, gt=0, le=1, description="Standard deviation of the normal mixture over the pass-rate "
         "difference (the mSPRT prior, Johari et al. 2017). Set it near the smallest drop worth catching: "
@@ -59,6 +64,21 @@ class RolloutPolicy(StrictModel):
     drain_s: float = Field(
         2.0, ge=0, description="Seconds between routing away from a version and retiring it, so requests "
         "in flight finish.")
+    max_duration_s: float | None = Field(
+        86_400.0, gt=0, description="Budget: seconds a rollout may run without a verdict; then it ends "
+        "`inconclusive` (see `on_inconclusive`). null: no limit. A rollout request may set its own.")
+    max_graded: int | None = Field(
+        10_000, ge=1, description="Budget: graded candidate answers (client and probe) a rollout may take "
+        "without a verdict; then it ends `inconclusive`. null: no limit. A rollout request may set its own.")
+    on_inconclusive: InconclusivePolicy = Field(
+        "rollback", description="When a budget runs out: `rollback` (routes everyone to the champion) or "
+        "`hold` (keeps the current split, with the rollback tests on, until an operator aborts).")
+    probe_rate_per_s: float = Field(
+        0.5, gt=0, le=100, description="Probe sets: problems per second sent to BOTH champion and candidate "
+        "when a rollout request gives a probe without `rate_per_s`.")
+    probe_concurrency: int = Field(
+        2, ge=1, le=64, description="Probe problems in flight at once; a tick with all of them busy is "
+        "skipped, so the rate is an upper bound and probes never queue behind clients.")
     poll_interval_s: float = Field(
         1.0, gt=0, description="`coding-framework deploy --wait`: seconds between status polls.")
 

@@ -76,6 +76,19 @@ class SolveConfig(StrictModel):
         return self
 
 
+class FailoverConfig(StrictModel):
+    """Failover of the champion's traffic to the previous champion while every champion replica is down."""
+
+    enabled: bool = Field(False, description="Keep `previous` loaded and fail over to it.")
+    previous: ModelSpec | None = Field(
+        None, description="The version to fail over to. null: the champion's registry alias `previous` "
+        "(a `models:/` champion), else none. After a promotion on this server the old champion takes the "
+        f"role. {MODEL_HELP}")
+    after_s: float = Field(
+        3.0, ge=0, description="Seconds every champion replica must be unhealthy before traffic is routed "
+        "to `previous`; meanwhile a request the champion cannot serve is answered by `previous` alone.")
+
+
 class ServingConfig(StrictModel):
     """`coding-framework serve`. API keys are not config: pass them as flags or environment variables."""
 
@@ -103,3 +116,18 @@ class ServingConfig(StrictModel):
     pool: PoolConfig = Field(default_factory=PoolConfig)
     solve: SolveConfig = Field(default_factory=SolveConfig)
     rollout: RolloutPolicy = Field(default_factory=RolloutPolicy)
+    failover: FailoverConfig = Field(default_factory=FailoverConfig)
+    state_dir: Path | None = Field(
+        None, description="Where the server keeps its state file (`state.sqlite`: the champion, the "
+        "running rollout, sticky sessions), so a restart resumes. null: the user's state directory "
+        "(platformdirs), one folder per port.")
+    state_flush_s: float = Field(0.5, gt=0, description="Seconds between writes of the state file.")
+    persist_state: bool = Field(
+        True, description="Keep the state file. false: nothing survives a restart (a `process` engine's "
+        "worker replicas, whose parent keeps the state).")
+
+    def state_file(self) -> Path:
+        from platformdirs import user_state_path
+
+        folder = self.state_dir or user_state_path("coding-framework") / f"serving-{self.port}"
+        return folder / "state.sqlite"

@@ -1,7 +1,9 @@
 """Per-version metrics of a rollout arm: requests, errors, latency percentiles, tokens, grades.
 
 Recording is O(1) (it runs on every request); percentiles are computed when a snapshot is asked for, over
-a bounded window of the latest latencies.
+a bounded window of the latest latencies. Grades are kept per source (``client``: a client's /v1/solve
+tests; ``probe``: the rollout's probe set) and per outcome (`serving.guardrails.Outcome`); ``graded`` and
+``passed`` are the client's, ``probe_graded`` and ``probe_passed`` the probes'.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+
+from coding_framework.serving.guardrails import SOURCES, Outcome, Source
 
 __all__ = ["Arm"]
 
@@ -25,8 +29,7 @@ class Arm:
         self.requests = 0
         self.errors = 0
         self.tokens = 0
-        self.graded = 0
-        self.passed = 0
+        self.outcomes: dict[Source, dict[Outcome, int]] = {s: dict.fromkeys(Outcome, 0) for s in SOURCES}
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._recent: deque[bool] = deque(maxlen=error_window)
         self._lock = threading.Lock()
@@ -40,10 +43,27 @@ class Arm:
             if not error:
                 self._latencies.append(latency_s)
 
-    def record_grade(self, passed: bool) -> None:
+    def record_grade(self, outcome: Outcome, source: Source = "client") -> None:
         with self._lock:
-            self.graded += 1
-            self.passed += int(passed)
+            self.outcomes[source][outcome] += 1
+
+    def graded_by(self, source: Source) -> int:
+        return sum(self.outcomes[source].values())
+
+    def passed_by(self, source: Source) -> int:
+        return self.outcomes[source][Outcome.PASSED]
+
+    @property
+    def graded(self) -> int:
+        return self.graded_by("client")
+
+    @property
+    def passed(self) -> int:
+        return self.passed_by("client")
+
+    @property
+    def all_graded(self) -> int:
+        return sum(self.graded_by(s) for s in SOURCES)
 
     @property
     def window(self) -> int:
@@ -63,24 +83,38 @@ class Arm:
             self.requests += other.requests
             self.errors += other.errors
             self.tokens += other.tokens
-            self.graded += other.graded
-            self.passed += other.passed
+            for source, counts in other.outcomes.items():
+                for outcome, n in counts.items():
+                    self.outcomes[source][outcome] += n
             self._latencies.extend(other._latencies)
+
+    def state(self) -> dict[str, Any]:
+        """The counts, as the state file keeps them (latencies are not kept)."""
+        with self._lock:
+            return {"requests": self.requests, "errors": self.errors, "tokens": self.tokens,
+                    "recent": list(self._recent),
+                    "outcomes": {s: {o.value: n for o, n in c.items()} for s, c in self.outcomes.items()}}
+
+    @classmethod
+    def from_state(cls, error_window: int, data: dict[str, Any]) -> Arm:
+        arm = cls(error_window)
+        arm.requests, arm.errors, arm.tokens = data["requests"], data["errors"], data["tokens"]
+        arm._recent.extend(data["recent"])
+        for source, counts in data["outcomes"].items():
+            arm.outcomes[source].update({Outcome(o): n for o, n in counts.items()})
+        return arm
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             latencies = np.fromiter(self._latencies, dtype=float)
+            outcomes = {s: {o.value: n for o, n in c.items()} for s, c in self.outcomes.items()}
         percentiles = (
-            dict(
-                zip(
-                    ("p50", "p90", "p99"),
-                    (1000 * np.percentile(latencies, [50, 90, 99])).tolist(),
-                    strict=True,
-                )
-            )
+            dict(zip(("p50", "p90", "p99"), (1000 * np.percentile(latencies, [50, 90, 99])).tolist(),
+                     strict=True))
             if latencies.size
             else {"p50": None, "p90": None, "p99": None}
         )
+        probe_graded = self.graded_by("probe")
         return {
             "requests": self.requests,
             "errors": self.errors,
@@ -88,6 +122,10 @@ class Arm:
             "graded": self.graded,
             "passed": self.passed,
             "pass_rate": self.pass_rate,
+            "probe_graded": probe_graded,
+            "probe_passed": self.passed_by("probe"),
+            "probe_pass_rate": self.passed_by("probe") / probe_graded if probe_graded else None,
+            "outcomes": outcomes,
             "latency_ms": percentiles,
             "tokens": self.tokens,
         }

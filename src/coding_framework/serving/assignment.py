@@ -5,6 +5,9 @@ of sessions) to one of 10,000 buckets; the candidate owns the buckets below its 
 therefore only hands control buckets to the candidate, never the reverse. A bounded LRU pin table keeps
 each session on the version it first got for all of its turns, even while the weights move. A request
 without a session id is a fresh random assignment.
+
+The pins are journaled for the state file: ``drain_pins`` gives the pins made since the last call, or the
+whole table after a change that dropped pins (``reset``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Assigner:
         self._size = pin_table_size
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
+        self._journal: list[tuple[str, str]] = []
+        self._reset = False
 
     @property
     def champion(self) -> str:
@@ -67,6 +72,31 @@ class Assigner:
                 self._candidate = candidate
             self._threshold = round(percent * BUCKETS / 100)
 
+    def replace_champion(self, version: str) -> str:
+        """A new champion for everyone (a rollback to ``previous``, a failover); returns the old one."""
+        with self._lock:
+            old, self._champion = self._champion, version
+            self._candidate, self._threshold = None, 0
+            self._pins.clear()
+            self._reset = True
+            return old
+
+    def load_pins(self, pins: list[tuple[str, str]]) -> None:
+        """Pins from the state file, oldest first; pins to versions no longer served are dropped."""
+        with self._lock:
+            live = {self._champion, self._candidate}
+            self._pins.update((s, v) for s, v in pins if v in live)
+            while len(self._pins) > self._size:
+                self._pins.popitem(last=False)
+
+    def drain_pins(self) -> tuple[bool, list[tuple[str, str]]]:
+        """(reset, pins): the new pins since the last call; with reset, the whole table instead."""
+        with self._lock:
+            reset, self._reset = self._reset, False
+            pins = list(self._pins.items()) if reset else self._journal
+            self._journal = []
+            return reset, pins
+
     def drop_candidate(self) -> None:
         """Rollback: from now on no request reaches the candidate, pinned sessions included."""
         with self._lock:
@@ -81,6 +111,7 @@ class Assigner:
             old, self._champion = self._champion, self._candidate
             self._candidate, self._threshold = None, 0
             self._pins.clear()
+            self._reset = True
             return old
 
     def assign(self, session_id: str | None) -> Assignment:
@@ -93,6 +124,9 @@ class Assigner:
                 return Assignment(pinned, fresh=False)
             version = self._pick(bucket(session_id, self._candidate or ""))
             self._pins[session_id] = version
+            self._journal.append((session_id, version))
+            if len(self._journal) > self._size:  # nobody drains it: the next drain sends the table
+                self._journal, self._reset = [], True
             if len(self._pins) > self._size:
                 self._pins.popitem(last=False)
             return Assignment(version, fresh=True)
@@ -104,3 +138,4 @@ class Assigner:
         if version is not None:
             for session in [s for s, v in self._pins.items() if v == version]:
                 del self._pins[session]
+            self._reset = True

@@ -28,13 +28,14 @@ if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
 __all__ = [
-    "EXPERIMENT", "RolloutLog", "move_aliases",
+    "EXPERIMENT", "RolloutLog", "move_aliases", "swap_aliases",
 ]
 
 log = get_logger(__name__)
 
 EXPERIMENT = "coding-framework-rollouts"
-_ARM_METRICS = ("requests", "errors", "error_rate", "graded", "passed", "pass_rate", "tokens")
+_ARM_METRICS = ("requests", "errors", "error_rate", "graded", "passed", "pass_rate", "probe_graded",
+                "probe_pass_rate", "tokens")
 
 Registered = tuple[str, int, str | None]  # (registered model name, version, tracking uri)
 
@@ -75,6 +76,26 @@ def move_aliases(candidate: Registered, old_champion: Registered | None) -> dict
     return moved
 
 
+def swap_aliases(champion: Registered, old_champion: Registered | None) -> None:
+    """A rollback: ``champion`` to the version ``previous`` named, ``previous`` to the old champion (so a
+    second rollback swaps back). A registry failure is logged; serving has switched already."""
+    from mlflow.exceptions import MlflowException
+
+    name, version, uri = champion
+    try:
+        client = _client(uri)
+        client.set_registered_model_alias(name, CHAMPION_ALIAS, str(version))
+        if old_champion is not None and old_champion[0] == name:
+            client.set_registered_model_alias(name, PREVIOUS_ALIAS, str(old_champion[1]))
+        else:
+            client.delete_registered_model_alias(name, PREVIOUS_ALIAS)
+    except MlflowException as exc:
+        log.warning("rollout_mlflow_failed", error=str(exc)[:300])
+        return
+    log.info("registry_aliases_swapped", model=name, champion=version,
+             previous=old_champion[1] if old_champion else None)
+
+
 class RolloutLog:
     """MLflow runs of rollouts (``tracking_uri`` None: the candidate's registry, else
     `fallback_tracking_uri`)."""
@@ -100,6 +121,10 @@ class RolloutLog:
             return None
         self._clients[run_id] = client
         return run_id
+
+    def attach(self, run_id: str, registry: Registered | None) -> None:
+        """Log to a run opened by an earlier process (a rollout resumed after a restart)."""
+        self._clients[run_id] = _client(self._uri or (registry[2] if registry else None))
 
     def decision(
         self, run_id: str, index: int, decision: dict[str, Any], candidate: str, champion: str

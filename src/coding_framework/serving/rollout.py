@@ -9,11 +9,18 @@ Strategies (``RolloutPolicy`` holds the numbers):
 - ``shadow``: the client always gets the champion's answer; ``shadow_share`` of requests also go to the
   candidate, whose answer is graded and dropped. Non-inferior after ``min_graded`` grades promotes.
 
-At any moment a significantly lower pass rate (``serving.stats.compare``), an error burst (``error_burst``
-of the last ``error_window`` candidate requests failed and its error rate is significantly above the
-champion's, no grades needed) or a sample-ratio mismatch rolls back: no request reaches the candidate
-after that. Decisions run inside ``observe``/``observe_grade`` (cheap, any thread); retiring versions,
-moving registry aliases and MLflow logging run in the background (see ``serving.promotion``).
+Grades come from clients' /v1/solve tests and from the rollout's probe set (``serving.probes``); the tests
+compare the arms source by source (``serving.stats.compare_strata``). At any moment a significantly lower
+pass rate, a guardrail (a significantly higher rate of unparseable, crashing or timing-out answers,
+``serving.guardrails``), an error burst (``error_burst`` of the last ``error_window`` candidate requests
+failed and its error rate is significantly above the champion's, no grades needed) or a sample-ratio
+mismatch rolls back: no request reaches the candidate after that. The rollback tests share the error
+budget ``alpha``. A rollout that exhausts its budget (``max_duration_s``, ``max_graded``) ends
+``inconclusive`` and rolls back or holds; ``abort`` rolls back at once (``aborted``).
+
+Decisions run inside ``observe``/``observe_grade``/``tick`` (cheap, any thread); retiring versions, moving
+registry aliases and MLflow logging run in the background (see ``serving.promotion``). ``export_state`` and
+``restore`` carry the rollouts and sticky sessions across a restart (``serving.state``).
 """
 
 from __future__ import annotations
@@ -24,8 +31,8 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -34,14 +41,17 @@ from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.logs import get_logger
 from coding_framework.serving.arms import Arm
 from coding_framework.serving.assignment import Assigner
+from coding_framework.serving.guardrails import Outcome, Source, breach, error_budget, strata
 from coding_framework.serving.promotion import RolloutLog
-from coding_framework.serving.stats import Comparison, SequentialSRM, Verdict, compare, confidence_sequence
+from coding_framework.serving.rollout_record import Budget, ProbePlan, Rollout
+from coding_framework.serving.stats import SequentialSRM, Verdict, compare_strata, confidence_sequence
 
-__all__ = ["STRATEGIES", "RolloutConflict", "RolloutHooks", "RolloutManager", "Route"]
+__all__ = ["STRATEGIES", "RolloutConflict", "RolloutFinished", "RolloutHooks", "RolloutManager", "Route"]
 
 log = get_logger(__name__)
 
 STRATEGIES = ("immediate", "shadow", "canary")
+Pins = list[tuple[str, str]]  # (session, version)
 
 
 @dataclass(frozen=True)
@@ -66,56 +76,47 @@ class RolloutConflict(Exception):
     """A rollout is already running (HTTP 409)."""
 
 
-@dataclass
-class _Rollout:
-    id: str
-    candidate: str
-    champion: str
-    strategy: str
-    steps: list[int]
-    arms: dict[str, Arm]
-    srm: SequentialSRM
-    step: int = 0
-    step_start_graded: int = 0
-    status: str = "running"
-    reason: str = ""
-    test: Comparison | None = None
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    mlflow_run_id: str | None = None
-
-    @property
-    def weight(self) -> int:
-        """The candidate's percent of new sessions (shadow: 0, it never answers)."""
-        if self.status == "promoted":
-            return 100
-        if self.status == "rolled_back" or self.strategy == "shadow":
-            return 0
-        return self.steps[self.step]
+class RolloutFinished(Exception):
+    """The rollout has ended already: nothing to abort (HTTP 409)."""
 
 
 class RolloutManager:
-    """Routes requests between the champion and at most one running rollout's candidate."""
+    """Routes requests between the champion and at most one running rollout's candidate.
+
+    ``on_champion`` callbacks get (old, new) whenever the champion changes (promotion or
+    ``replace_champion``), ``on_decision`` callbacks the rollout id of every decision, on the thread that
+    made it.
+    """
 
     def __init__(
         self, champion: str, policy: RolloutPolicy, hooks: RolloutHooks, *, tracking_uri: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self._policy = policy
+        self._alphas = error_budget(policy.alpha, policy.pass_share)
         self._hooks = hooks
         self._rng = rng or random.Random()
         self._assigner = Assigner(champion, policy.pin_table_size, self._rng)
         self._history: dict[str, Arm] = {}
-        self._rollouts: dict[str, _Rollout] = {}
-        self._active: _Rollout | None = None
+        self._rollouts: dict[str, Rollout] = {}
+        self._active: Rollout | None = None
         self._starting = False
         self._lock = threading.RLock()
         self._log = RolloutLog(tracking_uri)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._dirty: set[str] = set()
+        self.on_champion: list[Callable[[str, str], None]] = []
+        self.on_decision: list[Callable[[str], None]] = []
 
     @property
     def champion(self) -> str:
         return self._assigner.champion
+
+    @property
+    def active(self) -> Rollout | None:
+        """The rollout that routes traffic now (running, or held after an inconclusive end)."""
+        return self._active
 
     def route(self, session_id: str | None) -> Route:
         with self._lock:
@@ -144,23 +145,35 @@ class RolloutManager:
             if error and version == r.candidate:
                 self._check_errors(r)
 
-    def observe_grade(self, version: str, passed: bool) -> None:
+    def observe_grade(self, version: str, outcome: Outcome, source: Source = "client") -> None:
+        """A graded answer of ``version``: a client's tests or a probe's (probes skip the history)."""
         with self._lock:
-            self._arm(self._history, version).record_grade(passed)
+            if source == "client":
+                self._arm(self._history, version).record_grade(outcome)
             r = self._active
             if r is None or version not in r.arms:
                 return
-            r.arms[version].record_grade(passed)
+            r.arms[version].record_grade(outcome, source)
             self._check_grades(r)
 
-    async def start(self, candidate_spec: str, strategy: str, steps: list[int] | None) -> dict[str, Any]:
+    def tick(self) -> None:
+        """Time-based checks (the duration budget); the server calls it about once a second."""
+        with self._lock:
+            r = self._active
+            if r is not None and r.status == "running":
+                self._check_budget(r)
+
+    async def start(self, candidate_spec: str, strategy: str, steps: list[int] | None, *,
+                    budget: Budget | None = None, probe: ProbePlan | None = None) -> dict[str, Any]:
         """Deploy ``candidate_spec`` and start moving traffic to it. ValueError: bad input (a 4xx)."""
         plan = self._plan(strategy, steps)
+        p = self._policy
+        budget = budget or Budget(p.max_duration_s, p.max_graded, p.on_inconclusive)
         with self._lock:
             if self._active is not None or self._starting:
                 running = self._active.id if self._active else "another rollout"
-                raise RolloutConflict(f"rollout {running} is still running; wait until it is promoted or "
-                                      f"rolled back")
+                raise RolloutConflict(f"rollout {running} is still running; wait until it ends or abort it "
+                                      f"(POST /v1/rollouts/{running}/abort)")
             self._starting = True
             self._loop = asyncio.get_running_loop()
         try:
@@ -168,8 +181,8 @@ class RolloutManager:
             if candidate == self.champion:
                 raise ValueError(f"{candidate_spec!r} is the champion ({candidate}) already; "
                                  f"nothing to roll out")
-            r = self._new_rollout(candidate, strategy, plan)
-            r.mlflow_run_id = await asyncio.to_thread(self._log.open, self._params(r, candidate_spec),
+            r = self._new_rollout(candidate, strategy, plan, budget, candidate_spec, probe)
+            r.mlflow_run_id = await asyncio.to_thread(self._log.open, self._params(r),
                                                       self._hooks.registry_of(candidate))
             with self._lock:
                 self._activate(r)
@@ -177,14 +190,63 @@ class RolloutManager:
             self._starting = False
         return self.status(r.id)
 
+    def abort(self, rollout_id: str, reason: str = "aborted by an operator") -> dict[str, Any]:
+        """Roll the rollout back at once; KeyError for an unknown id, RolloutFinished if it has ended."""
+        with self._lock:
+            r = self._rollouts[rollout_id]
+            if r is not self._active:
+                raise RolloutFinished(f"rollout {rollout_id} has ended already ({r.status}): nothing to "
+                                      f"abort")
+            self._end(r, "aborted", "abort", reason)
+            return r.status_object()
+
+    def replace_champion(self, version: str, reason: str) -> str:
+        """Make ``version`` the champion for everyone now (aborting a rollout in progress); returns the
+        old champion, which the caller retires."""
+        with self._lock:
+            if self._active is not None:
+                self._end(self._active, "aborted", "abort", f"aborted: {reason}")
+            old = self._assigner.replace_champion(version)
+            log.info("champion_replaced", old=old, new=version, reason=reason)
+        for callback in self.on_champion:
+            callback(old, version)
+        return old
+
     def status(self, rollout_id: str) -> dict[str, Any]:
         """The contract's status object; KeyError for an unknown id."""
         with self._lock:
-            return self._status(self._rollouts[rollout_id])
+            return self._rollouts[rollout_id].status_object()
 
     def list(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [self._status(r) for r in self._rollouts.values()]
+            return [r.status_object() for r in self._rollouts.values()]
+
+    def export_state(self) -> tuple[builtins.list[dict[str, Any]], tuple[bool, Pins]]:
+        """What changed since the last call, for the state file: the records of the rollouts that changed
+        (the active one always) and the sticky-session pins (`Assigner.drain_pins`)."""
+        with self._lock:
+            ids = self._dirty | ({self._active.id} if self._active else set())
+            self._dirty = set()
+            records = [self._rollouts[i].to_state() for i in ids]
+            return records, self._assigner.drain_pins()
+
+    def restore(self, records: builtins.list[dict[str, Any]], active: str | None,
+                pins: Pins) -> None:
+        """Load rollouts from the state file. ``active`` (its candidate deployed again by the caller) routes
+        traffic as before, with its weights, counts, step and sessions."""
+        p = self._policy
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            for data in records:
+                r = Rollout.from_state(data, p.error_window, p.srm_alpha, p.srm_concentration)
+                self._rollouts[r.id] = r
+                if r.id == active:
+                    self._active = r
+                    self._assigner.set_weight(r.candidate, r.weight)
+                    if r.mlflow_run_id is not None:
+                        self._log.attach(r.mlflow_run_id, self._hooks.registry_of(r.candidate))
+                    self._decide(r, "resume", f"resumed after a restart at {r.weight}% of new sessions")
+            self._assigner.load_pins(pins)
 
     async def aclose(self) -> None:
         for task in list(self._tasks):
@@ -194,13 +256,13 @@ class RolloutManager:
 
     # -- decisions (called with the lock held) ---------------------------------------------------------
 
-    def _check_errors(self, r: _Rollout) -> None:
+    def _check_errors(self, r: Rollout) -> None:
         cand, champ = r.arms[r.candidate], r.arms[r.champion]
         burst = cand.recent_errors
         if burst < self._policy.error_burst:
             return
         _, lower, upper = confidence_sequence(
-            (champ.errors, champ.requests), (cand.errors, cand.requests), self._policy.alpha,
+            (champ.errors, champ.requests), (cand.errors, cand.requests), self._alphas["errors"],
             self._policy.mixture_tau)
         if champ.requests and lower <= 0:
             return
@@ -210,30 +272,58 @@ class RolloutManager:
         self._rollback(r, f"error burst: {burst} of the last {cand.window} candidate requests failed "
                           f"({cand.errors}/{cand.requests} in all); {baseline}")
 
-    def _check_grades(self, r: _Rollout) -> None:
+    def _check_grades(self, r: Rollout) -> None:
         cand, champ = r.arms[r.candidate], r.arms[r.champion]
-        p = self._policy
-        r.test = compare((champ.passed, champ.graded), (cand.passed, cand.graded), alpha=p.alpha,
-                         tau=p.mixture_tau, margin=p.margin)
-        rates = (f"pass rate {cand.passed}/{cand.graded} vs the champion's {champ.passed}/{champ.graded}; "
-                 f"always-valid {1 - p.alpha:.0%} interval of the difference "
-                 f"[{r.test.lower:.3f}, {r.test.upper:.3f}]")
+        p, alpha = self._policy, self._alphas["pass_rate"]
+        r.test = compare_strata(strata(champ.outcomes, cand.outcomes, frozenset({Outcome.PASSED})),
+                                alpha=alpha, tau=p.mixture_tau, margin=p.margin)
+        rates = (f"pass rate {_rates(cand)} vs the champion's {_rates(champ)}; always-valid "
+                 f"{1 - alpha:.1%} interval of the difference [{r.test.lower:.3f}, {r.test.upper:.3f}]")
         if r.test.verdict is Verdict.WORSE:
             self._rollback(r, f"significant pass-rate drop: {rates}")
             return
-        in_step = cand.graded - r.step_start_graded
-        if in_step < p.min_graded:
+        hit = breach(champ.outcomes, cand.outcomes, self._alphas, p.mixture_tau)
+        if hit is not None:
+            g = hit.guardrail
+            interval = f"[{hit.test.lower:.3f}, {hit.test.upper:.3f}]"
+            self._rollback(r, f"guardrail {g.value}: {_rates(cand, g)} {g.value} vs the champion's "
+                              f"{_rates(champ, g)}; always-valid {1 - self._alphas[g]:.2%} interval of the "
+                              f"difference in answers without it {interval}")
             return
-        if r.test.verdict is Verdict.NON_INFERIOR:
-            self._advance(r, f"non-inferior within {p.margin}: {rates}; {in_step} graded in this step")
-        elif r.strategy == "immediate" and champ.graded == 0:
-            self._advance(r, f"the champion has no graded history to compare with; the candidate served "
-                             f"{in_step} graded requests without a burst of errors ({rates})")
+        if r.held:
+            return
+        in_step = cand.all_graded - r.step_start_graded
+        if in_step >= p.min_graded:
+            if r.test.verdict is Verdict.NON_INFERIOR:
+                self._advance(r, f"non-inferior within {p.margin}: {rates}; {in_step} graded in this step")
+                return
+            if r.strategy == "immediate" and champ.all_graded == 0:
+                self._advance(r, f"the champion has no graded history to compare with; the candidate "
+                                 f"served {in_step} graded requests without a burst of errors ({rates})")
+                return
+        self._check_budget(r)
 
-    def _advance(self, r: _Rollout, reason: str) -> None:
+    def _check_budget(self, r: Rollout) -> None:
+        b, graded = r.budget, r.arms[r.candidate].all_graded
+        if b.max_graded is not None and graded >= b.max_graded:
+            spent = f"{graded} graded candidate answers of a budget of {b.max_graded}"
+        elif b.max_duration_s is not None and r.elapsed_s >= b.max_duration_s:
+            spent = f"{r.elapsed_s:.0f} s of a budget of {b.max_duration_s:g} s"
+        else:
+            return
+        test = f"last interval [{r.test.lower:.3f}, {r.test.upper:.3f}]" if r.test else "no grades"
+        reason = f"inconclusive: the budget ran out ({spent}) without a verdict ({test})"
+        if b.on_inconclusive == "hold":
+            r.status, r.held, r.reason = "inconclusive", True, f"{reason}; holding the split"
+            self._dirty.add(r.id)
+            self._decide(r, "hold", r.reason)
+            return
+        self._end(r, "inconclusive", "rollback", f"{reason}; rolled back")
+
+    def _advance(self, r: Rollout, reason: str) -> None:
         if r.strategy == "canary" and r.step + 1 < len(r.steps):
             r.step += 1
-            r.step_start_graded = r.arms[r.candidate].graded
+            r.step_start_graded = r.arms[r.candidate].all_graded
             self._assigner.set_weight(r.candidate, r.steps[r.step])
             r.srm.reweigh(_split(r.steps[r.step]))
             self._decide(r, "advance", f"step {r.steps[r.step - 1]}% -> {r.steps[r.step]}%: {reason}")
@@ -241,19 +331,27 @@ class RolloutManager:
         r.status, r.reason = "promoted", reason
         old = self._assigner.promote()
         self._active = None
+        self._dirty.add(r.id)
         self._decide(r, "promote", reason)
         registry = (self._hooks.registry_of(r.candidate), self._hooks.registry_of(old))
         self._finish(r, retire=old, promote=registry)
+        for callback in self.on_champion:
+            callback(old, r.candidate)
 
-    def _rollback(self, r: _Rollout, reason: str) -> None:
-        r.status, r.reason = "rolled_back", reason
+    def _rollback(self, r: Rollout, reason: str) -> None:
+        self._end(r, "rolled_back", "rollback", reason)
+
+    def _end(self, r: Rollout, status: str, action: str, reason: str) -> None:
+        """Route everyone to the champion; the candidate is retired after the drain."""
+        r.status, r.held, r.reason = status, False, reason
         self._assigner.drop_candidate()
         self._active = None
-        self._decide(r, "rollback", reason)
+        self._dirty.add(r.id)
+        self._decide(r, action, reason)
         self._finish(r, retire=r.candidate, promote=None)
 
     @staticmethod
-    def _srm_reason(r: _Rollout) -> str:
+    def _srm_reason(r: Rollout) -> str:
         return (f"sample ratio mismatch: fresh assignments {r.srm.counts} (champion, candidate) against "
                 f"weights {[round(w, 4) for w in r.srm.weights]}; log evidence {r.srm.log_evidence:.2f} >= "
                 f"{r.srm.threshold:.2f}")
@@ -272,36 +370,42 @@ class RolloutManager:
         except ValidationError as exc:
             raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
 
-    def _new_rollout(self, candidate: str, strategy: str, steps: builtins.list[int]) -> _Rollout:
+    def _new_rollout(self, candidate: str, strategy: str, steps: builtins.list[int], budget: Budget,
+                     spec: str, probe: ProbePlan | None) -> Rollout:
         p = self._policy
         arms = {self.champion: Arm(p.error_window), candidate: Arm(p.error_window)}
         if strategy == "immediate" and self.champion in self._history:
             arms[self.champion].absorb(self._history[self.champion])
         share = p.shadow_share * 100 if strategy == "shadow" else steps[0]
-        return _Rollout(id=f"ro-{uuid.uuid4().hex[:12]}", candidate=candidate, champion=self.champion,
-                        strategy=strategy, steps=steps, arms=arms,
-                        srm=SequentialSRM(_split(share), p.srm_alpha, p.srm_concentration))
+        return Rollout(id=f"ro-{uuid.uuid4().hex[:12]}", candidate=candidate, champion=self.champion,
+                       strategy=strategy, steps=steps, arms=arms, budget=budget, candidate_spec=spec,
+                       probe=probe, srm=SequentialSRM(_split(share), p.srm_alpha, p.srm_concentration))
 
-    def _activate(self, r: _Rollout) -> None:
+    def _activate(self, r: Rollout) -> None:
         self._rollouts[r.id] = r
         self._active = r
         self._assigner.set_weight(r.candidate, r.weight)
         detail = (f"mirroring {self._policy.shadow_share:.0%} of requests" if r.strategy == "shadow"
                   else f"{r.weight}% of new sessions")
-        self._decide(r, "start", f"{r.strategy}: {r.candidate} gets {detail}; {r.champion} is the champion")
+        probes = f"; probes from {r.probe.source} at {r.probe.rate_per_s:g}/s" if r.probe else ""
+        self._decide(r, "start", f"{r.strategy}: {r.candidate} gets {detail}; {r.champion} is the "
+                                 f"champion{probes}")
 
-    def _decide(self, r: _Rollout, action: str, reason: str) -> None:
-        decision = {"at": time.time(), "action": action, "weights": self._weights(r), "reason": reason,
+    def _decide(self, r: Rollout, action: str, reason: str) -> None:
+        decision = {"at": time.time(), "action": action, "weights": r.weights(), "reason": reason,
                     "test": r.test.as_dict() if r.test else None,
                     "arms": {v: arm.snapshot() for v, arm in r.arms.items()}}
         r.decisions.append(decision)
+        self._dirty.add(r.id)
         log.info("rollout_decision", rollout=r.id, action=action, reason=reason)
+        for callback in self.on_decision:
+            callback(r.id)
         if r.mlflow_run_id is not None:
             self._log.decision(r.mlflow_run_id, len(r.decisions) - 1, decision, r.candidate, r.champion)
 
-    def _finish(self, r: _Rollout, retire: str, promote: tuple[Any, Any] | None) -> None:
+    def _finish(self, r: Rollout, retire: str, promote: tuple[Any, Any] | None) -> None:
         if r.mlflow_run_id is not None:
-            self._log.finish(r.mlflow_run_id, self._status(r))
+            self._log.finish(r.mlflow_run_id, r.status_object())
         if promote is not None:
             self._log.promote(*promote)
         self._spawn(self._retire_later(retire))
@@ -322,22 +426,10 @@ class RolloutManager:
 
         self._loop.call_soon_threadsafe(create)
 
-    def _weights(self, r: _Rollout) -> dict[str, int]:
-        return {r.champion: 100 - r.weight, r.candidate: r.weight}
-
-    def _params(self, r: _Rollout, spec: str) -> dict[str, Any]:
-        return {"candidate_spec": spec, "candidate": r.candidate, "champion": r.champion,
-                "strategy": r.strategy, "steps": r.steps, "rollout_id": r.id, **self._policy.model_dump()}
-
-    def _status(self, r: _Rollout) -> dict[str, Any]:
-        return {
-            "id": r.id, "status": r.status, "candidate_version": r.candidate, "champion_version": r.champion,
-            "strategy": r.strategy, "steps": r.steps, "step": r.step, "weights": self._weights(r),
-            "arms": {v: arm.snapshot() for v, arm in r.arms.items()}, "reason": r.reason,
-            "test": r.test.as_dict() if r.test else None,
-            "srm": {"log_evidence": r.srm.log_evidence, "threshold": r.srm.threshold},
-            "decisions": list(r.decisions), "mlflow_run_id": r.mlflow_run_id,
-        }
+    def _params(self, r: Rollout) -> dict[str, Any]:
+        return {"candidate_spec": r.candidate_spec, "candidate": r.candidate, "champion": r.champion,
+                "strategy": r.strategy, "steps": r.steps, "rollout_id": r.id, "budget": vars(r.budget),
+                "probe": vars(r.probe) if r.probe else None, **self._policy.model_dump()}
 
     @staticmethod
     def _arm(arms: dict[str, Arm], version: str) -> Arm:
@@ -345,6 +437,13 @@ class RolloutManager:
         if version not in arms:
             arms[version] = Arm(1)
         return arms[version]
+
+
+def _rates(arm: Arm, outcome: Outcome = Outcome.PASSED) -> str:
+    """``k/n`` per source with grades, e.g. ``3/40 client, 0/12 probe``."""
+    parts = [f"{arm.outcomes[s][outcome]}/{arm.graded_by(s)} {s}" for s in ("client", "probe")
+             if arm.graded_by(s)]
+    return ", ".join(parts) or "0/0"
 
 
 def _split(candidate_percent: float) -> tuple[float, float]:

@@ -1,5 +1,6 @@
 """The endpoints. Experiment traffic (``model`` default) is observed per version; shadow copies run in the
-background, are measured and graded, and never reach the client."""
+background, are measured and graded, and never reach the client. Every request is counted in the metrics;
+a request the champion cannot serve is retried once on the failover version (``serving.failover``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from starlette.responses import Response, StreamingResponse
 from coding_framework.logs import get_logger
 from coding_framework.serving.errors import APIError, bad_request
 from coding_framework.serving.http import json_response, read_json
-from coding_framework.serving.rollout import RolloutConflict
+from coding_framework.serving.metrics import CONTENT_TYPE
+from coding_framework.serving.rollout import RolloutConflict, RolloutFinished
+from coding_framework.serving.rollout_requests import parse_rollout
 from coding_framework.serving.schemas import ChatRequest, SolveRequest, parse_chat, parse_solve
 
 if TYPE_CHECKING:
@@ -41,10 +44,10 @@ def add_routes(app: FastAPI, server: Server) -> None:
         asked, req.role = req.role, server.deployments.role_for(route.version, req.role)
         if req.stream:
             return await _stream(server, req, route.version, routed)
-        body, _ = await _chat_once(server, req, route.version, routed)
+        body, version = await _chat_once(server, req, route.version, routed)
         if route.shadow is not None and server.shadow_room() and _serves(server, route.shadow, asked):
             server.spawn(_chat_once(server, req, route.shadow, True))
-        return Response(body, media_type="application/json", headers={"x-model-version": route.version})
+        return Response(body, media_type="application/json", headers={"x-model-version": version})
 
     async def solve(request: Request) -> Response:
         server.limiter.check(server.auth.inference(request))
@@ -54,27 +57,47 @@ def add_routes(app: FastAPI, server: Server) -> None:
         route = server.route(model, req.session)
         routed = model is None or model in ("default", "")
         async with server.admission.slot():
-            out = await _solve_once(server, req, route.version, routed)
+            out, version = await _solve_once(server, req, route.version, routed)
         if route.shadow is not None and req.tests is not None and server.shadow_room():
             server.spawn(_shadow_solve(server, req, route.shadow))
         result = {
             "code": out.code,
             "passed": out.passed,
             "rounds": out.rounds,
-            "model_version": route.version,
+            "model_version": version,
         }
-        return json_response(result, route.version)
+        return json_response(result, version)
 
     async def start_rollout(request: Request) -> Response:
         server.auth.admin(request)
-        candidate, strategy, steps = _rollout_request(await read_json(request, limits.max_body_bytes))
+        req = parse_rollout(await read_json(request, limits.max_body_bytes), server.config.rollout)
         try:
-            status = await server.rollouts.start(candidate, strategy, steps)
+            status = await server.start_rollout(req.candidate, req.strategy, req.steps, budget=req.budget,
+                                                probe=req.probe)
         except RolloutConflict as exc:
             raise APIError(409, str(exc), code="rollout_running") from None
         except ValueError as exc:
-            raise bad_request(str(exc), "candidate") from None
+            param = "probe" if str(exc).startswith("probe source") else "candidate"
+            raise bad_request(str(exc), param) from None
         return json_response(status, status=201)
+
+    async def abort_rollout(request: Request) -> Response:
+        server.auth.admin(request)
+        rollout_id = request.path_params["rollout_id"]
+        try:
+            return json_response(server.rollouts.abort(rollout_id))
+        except KeyError:
+            raise APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found") from None
+        except RolloutFinished as exc:
+            raise APIError(409, str(exc), param="id", code="rollout_finished") from None
+
+    async def rollback(request: Request) -> Response:
+        server.auth.admin(request)
+        return json_response(await server.rollback())
+
+    async def metrics(request: Request) -> Response:
+        server.auth.admin(request)
+        return Response(server.metrics.render(), media_type=CONTENT_TYPE)
 
     async def list_rollouts(request: Request) -> Response:
         server.auth.admin(request)
@@ -97,6 +120,9 @@ def add_routes(app: FastAPI, server: Server) -> None:
     app.add_route("/v1/rollouts", start_rollout, methods=["POST"])
     app.add_route("/v1/rollouts", list_rollouts, methods=["GET"])
     app.add_route("/v1/rollouts/{rollout_id}", rollout_status, methods=["GET"])
+    app.add_route("/v1/rollouts/{rollout_id}/abort", abort_rollout, methods=["POST"])
+    app.add_route("/v1/rollback", rollback, methods=["POST"])
+    app.add_route("/metrics", metrics, methods=["GET"])
 
 
 def _serves(server: Server, version: str, role: str | None) -> bool:
@@ -108,38 +134,30 @@ def _serves(server: Server, version: str, role: str | None) -> bool:
     return True
 
 
-def _rollout_request(body: Any) -> tuple[str, str, list[int] | None]:
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object")
-    candidate, strategy, steps = body.get("candidate"), body.get("strategy", "canary"), body.get("steps")
-    if not isinstance(candidate, str) or not candidate.strip():
-        raise bad_request("candidate must be a model spec string", "candidate")
-    if strategy not in ("immediate", "shadow", "canary"):
-        raise bad_request("strategy must be immediate, shadow or canary", "strategy")
-    if steps is not None and (
-        not isinstance(steps, list)
-        or not steps
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps)
-    ):
-        raise bad_request("steps must be a list of integer percents, e.g. [10, 50, 100]", "steps")
-    return candidate, strategy, steps
-
-
-async def _chat_once(server: Server, req: ChatRequest, version: str, routed: bool) -> tuple[bytes, int]:
-    """One non-streamed completion on ``version`` (retries stay on it), observed when ``routed``."""
+async def _chat_once(server: Server, req: ChatRequest, version: str, routed: bool) -> tuple[bytes, str]:
+    """One non-streamed completion on ``version`` (retries stay on it; a champion that cannot serve it
+    hands it to the failover version), observed when ``routed``; returns the body and who answered."""
     began = time.perf_counter()
     try:
         async with server.admission.slot():
             answer = await server.pool(version).call(lambda r: r.chat(req, version))
     except APIError as exc:
-        if routed and exc.status == 429 and exc.code == "backend_unavailable":
-            server.rollouts.observe(version, latency_s=time.perf_counter() - began, error=True, tokens=0)
-        raise
+        _failed(server, version, exc, began, routed)
+        rescue = server.rescue(version) if exc.code == "backend_unavailable" else None
+        if rescue is None:
+            raise
+        return await _chat_once(server, req, rescue, routed)
+    latency = time.perf_counter() - began
+    server.metrics.request(version, latency, None, answer.tokens)
     if routed:
-        server.rollouts.observe(
-            version, latency_s=time.perf_counter() - began, error=False, tokens=answer.tokens
-        )
-    return answer.body, answer.tokens
+        server.rollouts.observe(version, latency_s=latency, error=False, tokens=answer.tokens)
+    return answer.body, version
+
+
+def _failed(server: Server, version: str, exc: APIError, began: float, routed: bool) -> None:
+    server.metrics.request(version, 0.0, exc.code or str(exc.status), 0)
+    if routed and exc.status == 429 and exc.code == "backend_unavailable":
+        server.rollouts.observe(version, latency_s=time.perf_counter() - began, error=True, tokens=0)
 
 
 async def _stream(server: Server, req: ChatRequest, version: str, routed: bool) -> Response:
@@ -165,33 +183,32 @@ async def _stream(server: Server, req: ChatRequest, version: str, routed: bool) 
         finally:
             server.admission.release_running()
             server.admission.leave()
+            latency = time.perf_counter() - began
+            server.metrics.request(version, latency, None, 0)
             if routed:
-                server.rollouts.observe(version, latency_s=time.perf_counter() - began, error=False, tokens=0)
+                server.rollouts.observe(version, latency_s=latency, error=False, tokens=0)
 
     headers = {"x-model-version": version, "cache-control": "no-cache"}
     return StreamingResponse(relay(), media_type="text/event-stream", headers=headers)
 
 
-async def _solve_once(server: Server, req: SolveRequest, version: str, routed: bool) -> Any:
+async def _solve_once(server: Server, req: SolveRequest, version: str, routed: bool) -> tuple[Any, str]:
     began = time.perf_counter()
     try:
         out = await server.solver.solve(version, req)
     except APIError as exc:
-        if routed and exc.status == 429:
-            server.rollouts.observe(version, latency_s=time.perf_counter() - began, error=True, tokens=0)
-        raise
+        _failed(server, version, exc, began, routed)
+        rescue = server.rescue(version) if exc.code == "backend_unavailable" else None
+        if rescue is None:
+            raise
+        return await _solve_once(server, req, rescue, routed)
+    latency = time.perf_counter() - began
+    server.metrics.request(version, latency, None, out.tokens)
     if routed:
-        server.rollouts.observe(
-            version, latency_s=time.perf_counter() - began, error=False, tokens=out.tokens
-        )
-        if out.passed is not None:
-            passed = out.passed
-            server.spawn(_grade(server, version, passed))
-    return out
-
-
-async def _grade(server: Server, version: str, passed: bool) -> None:
-    server.rollouts.observe_grade(version, passed)
+        server.rollouts.observe(version, latency_s=latency, error=False, tokens=out.tokens)
+        if out.outcome is not None:
+            server.grade(version, out.outcome, "client")
+    return out, version
 
 
 async def _shadow_solve(server: Server, req: SolveRequest, version: str) -> None:

@@ -21,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ConfigDict, Field
 
+from coding_framework.agents.executor import assemble_program
 from coding_framework.agents.factory import build_agents
 from coding_framework.agents.generator import CodeGenerator
 from coding_framework.agents.reviewer import REVIEWER_ROLE
@@ -34,6 +35,7 @@ from coding_framework.problems import Problem
 from coding_framework.sandbox import Sandbox
 from coding_framework.serving.deployments import Deployments
 from coding_framework.serving.errors import APIError, bad_request
+from coding_framework.serving.guardrails import Outcome, classify
 from coding_framework.serving.judges import judge_sandbox_config
 from coding_framework.serving.schemas import ChatRequest, SolveRequest
 
@@ -118,6 +120,7 @@ class Solved:
     passed: bool | None
     rounds: int
     tokens: int
+    outcome: Outcome | None  # of the last draft; None without tests
 
 
 def problem_for(request: SolveRequest) -> Problem | None:
@@ -174,13 +177,30 @@ class Solver:
 
     async def solve(self, version_id: str, request: SolveRequest) -> Solved:
         problem = problem_for(request)
-        inputs = {"problem": problem.model_dump()} if problem is not None else {"text": request.prompt}
-        state = await self._graph(version_id, request.max_rounds).ainvoke(inputs)
+        if problem is None:
+            return await self._run(version_id, {"text": request.prompt}, request.max_rounds, None)
+        return await self.solve_problem(version_id, problem, request.max_rounds)
+
+    async def solve_problem(self, version_id: str, problem: Problem, max_rounds: int) -> Solved:
+        """The workflow on a problem with tests, as /v1/solve runs a client's (probes come this way, so
+        their prompts are the clients')."""
+        return await self._run(version_id, {"problem": problem.model_dump()}, max_rounds, problem)
+
+    async def _run(self, version_id: str, inputs: dict[str, Any], rounds: int, problem: Problem | None
+                   ) -> Solved:
+        state = await self._graph(version_id, rounds).ainvoke(inputs)
+        code = state.get("code", "")
+        outcome = None
+        if problem is not None:
+            last = (state.get("rounds") or [{}])[-1]
+            program = assemble_program(problem, code) if code.strip() else ""
+            outcome = classify(program, str(last.get("status", "failed")))
         return Solved(
-            code=state.get("code", ""),
+            code=code,
             passed=bool(state.get("passed")) if problem is not None else None,
             rounds=int(state.get("round", 0)),
             tokens=int(state.get("tokens_used", 0)),
+            outcome=outcome,
         )
 
     def close(self) -> None:

@@ -35,10 +35,12 @@ __all__ = [
     "SequentialSRM",
     "Verdict",
     "compare",
+    "compare_strata",
     "confidence_sequence",
     "power",
     "samples_to_verdict",
     "srm_log_evidence",
+    "stratified_sequence",
 ]
 
 
@@ -78,14 +80,39 @@ def confidence_sequence(
 
     An arm without trials leaves the difference unknown: the interval is then [-1, 1].
     """
+    return stratified_sequence([(champion, candidate)], alpha, tau)
+
+
+def _difference(champion: tuple[int, int], candidate: tuple[int, int]) -> tuple[float, float]:
+    """The difference of rates and its variance (the larger of the unpooled and pooled one, see above)."""
     (s_a, n_a), (s_b, n_b) = champion, candidate
-    if n_a == 0 or n_b == 0:
-        estimate = (s_b / n_b if n_b else 0.0) - (s_a / n_a if n_a else 0.0)
-        return estimate, -1.0, 1.0
-    estimate = s_b / n_b - s_a / n_a
     pooled = (s_a + s_b + 1) / (n_a + n_b + 2)
     unpooled = _shrunk_variance(s_a, n_a) + _shrunk_variance(s_b, n_b)
-    v = max(unpooled, pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+    return s_b / n_b - s_a / n_a, max(unpooled, pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+
+
+def stratified_sequence(
+    strata: Sequence[tuple[tuple[int, int], tuple[int, int]]], alpha: float, tau: float
+) -> tuple[float, float, float]:
+    """`confidence_sequence` over strata, each a (champion, candidate) pair of (successes, trials).
+
+    The per-stratum differences are combined with inverse-variance weights (``d = sum(d_s / v_s) /
+    sum(1 / v_s)``, ``v = 1 / sum(1 / v_s)``), so arms that see the strata in different proportions (a
+    canary's client traffic is 90/10, its probes 50/50) are compared stratum by stratum and an A/A stays
+    an A/A even when the strata's rates differ. One stratum is exactly `confidence_sequence`. Strata
+    where an arm has no trials carry no information; with none left the interval is [-1, 1].
+    """
+    weight = weighted = 0.0
+    for champion, candidate in strata:
+        if champion[1] and candidate[1]:
+            d, v = _difference(champion, candidate)
+            weight += 1 / v
+            weighted += d / v
+    if weight == 0:
+        s_a, n_a = (sum(x) for x in zip(*(c for c, _ in strata), strict=True))
+        s_b, n_b = (sum(x) for x in zip(*(c for _, c in strata), strict=True))
+        return (s_b / n_b if n_b else 0.0) - (s_a / n_a if n_a else 0.0), -1.0, 1.0
+    estimate, v = weighted / weight, 1 / weight
     half = _half_width(v, alpha, tau)
     return estimate, max(-1.0, estimate - half), min(1.0, estimate + half)
 
@@ -102,7 +129,14 @@ def compare(
 
     WORSE when the whole interval is below 0; NON_INFERIOR when it is above ``-margin``; else CONTINUE.
     """
-    estimate, lower, upper = confidence_sequence(champion, candidate, alpha, tau)
+    return compare_strata([(champion, candidate)], alpha=alpha, tau=tau, margin=margin)
+
+
+def compare_strata(
+    strata: Sequence[tuple[tuple[int, int], tuple[int, int]]], *, alpha: float, tau: float, margin: float
+) -> Comparison:
+    """`compare` on `stratified_sequence`."""
+    estimate, lower, upper = stratified_sequence(strata, alpha, tau)
     if upper < 0:
         verdict = Verdict.WORSE
     elif lower > -margin:

@@ -19,6 +19,7 @@ def main() -> None:
         engine="local",
         limits=LimitsConfig(rate_per_s=1e9, rate_burst=1 << 30),
         pool=PoolConfig(max_concurrency=1024, queue_size=4096),
+        persist_state=False,
     )
     run_server(config)
 
