@@ -17,6 +17,7 @@ from coding_framework.embedded import bootstrap, cache_root, ensure_embedded_mod
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.factory import build_engine
 from coding_framework.llm.local import LocalEngine
+from coding_framework.models import resolve_model
 
 TINY = {
     "seed": 3,
@@ -104,14 +105,14 @@ def test_second_call_loads_from_cache(built, monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_embedded_spec_builds_an_engine(built, monkeypatch) -> None:
-    cache, path = built
+    cache, _ = built
     monkeypatch.setenv("CODING_FRAMEWORK_CACHE", str(cache))
-    engine = build_engine(
-        LLMConfig(model="embedded", device="cpu", embedded=EmbeddedModelConfig.model_validate(TINY))
-    )
+    tiny = EmbeddedModelConfig.model_validate(TINY)
+    engine = build_engine(LLMConfig(model="embedded", device="cpu", embedded=tiny))
     assert isinstance(engine, LocalEngine)
     gen = engine.generate([1, 5, 6], SamplingParams(max_new_tokens=3, temperature=0.0))
-    assert len(gen.token_ids) <= 3 and engine.policy_version == path.name
+    # The engine names the model as every command does: its version id, built from the weights' checksum.
+    assert len(gen.token_ids) <= 3 and engine.policy_version == resolve_model("embedded", embedded=tiny).id
 
 
 @pytest.mark.slow

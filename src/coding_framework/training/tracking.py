@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,6 +48,13 @@ class Tracker(Protocol):
     def log_file(self, path: Path) -> None: ...
 
     def finish(self, status: str) -> None: ...
+
+
+def _restore_uri(setter: Any, variable: str, value: str | None) -> None:
+    """Put back mlflow's URI as the caller had it: ``value``, or unset (mlflow's own default)."""
+    setter(value)
+    if value is None:
+        os.environ.pop(variable, None)
 
 
 # Seconds between system-metric samples: short enough that a minutes-long run gets a curve.
@@ -125,7 +133,9 @@ class MLflowTracker:
 
         from coding_framework.training.pyfunc import GeneratorModel, pip_requirements
 
-        previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
+        # set_*_uri also sets the environment variables; restore exactly what the caller had (an unset one
+        # stays unset), or later code in this process would read this run's store as the user's registry.
+        previous = os.environ.get("MLFLOW_TRACKING_URI"), os.environ.get("MLFLOW_REGISTRY_URI")
         mlflow.set_tracking_uri(self.uri)
         mlflow.set_registry_uri(self.uri)
         mlflow_log = logging.getLogger("mlflow")
@@ -143,8 +153,8 @@ class MLflowTracker:
                 )
         finally:
             mlflow_log.setLevel(level)
-            mlflow.set_tracking_uri(previous[0])
-            mlflow.set_registry_uri(previous[1])
+            _restore_uri(mlflow.set_tracking_uri, "MLFLOW_TRACKING_URI", previous[0])
+            _restore_uri(mlflow.set_registry_uri, "MLFLOW_REGISTRY_URI", previous[1])
         out: dict[str, Any] = {"model_uri": info.model_uri}
         if registered_name:
             version = int(info.registered_model_version)
