@@ -22,6 +22,7 @@ import pytest
 from tests.sandbox.adversarial_corpus import ATTACKS, HOST_SECRET_ENV
 from tests.sandbox.test_adversarial import _jobs, _program
 from tests.sandbox.test_adversarial import host_env as corpus_host
+from tests.sandbox.test_sandbox import probe_job
 
 from coding_framework.config import SandboxConfig
 from coding_framework.config.sandbox import ResourceLimits
@@ -59,6 +60,12 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         else:
             os.environ["DOCKER_HOST"] = previous
     assert not folder.exists()
+
+
+def test_the_submission_runs_as_nobody(engine: str) -> None:
+    with Sandbox(SandboxConfig(backend="docker", workers=1)) as sb:
+        result = sb.run(probe_job("import os\nreturn os.getuid() == 65534"))
+    assert result.passed, result.summary
 
 
 def test_canonical_humaneval_solutions_pass_through_the_cli(engine: str, tmp_path: Path) -> None:
