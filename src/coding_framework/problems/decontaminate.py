@@ -1,7 +1,7 @@
 """Decontamination: drop training problems that are, or paraphrase, a problem the run evaluates on.
 
 Each problem is compared on its statement (the prompt, or the description when it has one), on its
-reference solutions and on its tests, with its entry point's name replaced by a placeholder (renaming the
+reference solutions and on its tests, with its entry point's name replaced by one fixed token (renaming the
 function is the first thing a paraphrase does):
 
 - an exact match after normalisation (case, whitespace, punctuation and comments dropped);
@@ -84,7 +84,7 @@ def words(text: str, entry_point: str = "") -> list[str]:
 
 def code_tokens(code: str, entry_point: str = "") -> list[str]:
     """The code's tokens without comments and layout, strings as their words, the entry point's name as a
-    placeholder; the raw words when it does not tokenize."""
+    fixed token; the raw words when it does not tokenize."""
     try:
         out: list[str] = []
         for t in tokenize.generate_tokens(io.StringIO(code).readline):

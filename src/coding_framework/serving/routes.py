@@ -87,7 +87,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
         try:
             return json_response(server.rollouts.abort(rollout_id))
         except KeyError:
-            raise APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found") from None
+            raise _no_rollout(rollout_id) from None
         except RolloutFinished as exc:
             raise APIError(409, str(exc), param="id", code="rollout_finished") from None
 
@@ -109,7 +109,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
         try:
             return json_response(server.rollouts.status(rollout_id))
         except KeyError:
-            raise APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found") from None
+            raise _no_rollout(rollout_id) from None
 
 
     # Plain Starlette routes: FastAPI's per-request dependency and serialization layer is not needed here.
@@ -216,3 +216,7 @@ async def _shadow_solve(server: Server, req: SolveRequest, version: str) -> None
         await _solve_once(server, req, version, True)
     except APIError as exc:
         log.info("shadow_failed", version=version, status=exc.status, code=exc.code)
+
+
+def _no_rollout(rollout_id: str) -> APIError:
+    return APIError(404, f"no rollout {rollout_id!r}", param="id", code="rollout_not_found")
