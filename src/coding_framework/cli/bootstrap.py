@@ -1,4 +1,4 @@
-"""`coding-framework bootstrap-model`: build (or find in the cache) the embedded default model."""
+"""`coding-framework bootstrap-model`: install (or build) the embedded default model into the cache."""
 
 from __future__ import annotations
 
@@ -15,17 +15,23 @@ def bootstrap_model(
     config: str | None = typer.Option(
         None, help="Model YAML: a path or a shipped name (default: shipped embedded_model)."
     ),
-    force: bool = typer.Option(False, help="Rebuild even when the cache already holds this model."),
+    force: bool = typer.Option(
+        False, help="Build the recipe on this machine (about 10 minutes on 2 cores) instead of installing "
+        "the shipped reference build, even when the cache already holds it."
+    ),
 ) -> None:
-    """Build the embedded model with no downloads (a few minutes on CPU) and print its directory.
+    """Put the embedded model in the cache with no downloads and print its directory.
 
-    The cache lives in $CODING_FRAMEWORK_CACHE or the user cache dir, keyed by a hash of the config.
-    Prints a JSON object with the path and the build report as the last stdout line.
+    The shipped recipe installs the reference build that comes with the package (the same weights on every
+    machine); another recipe, or --force, builds here. The cache lives in $CODING_FRAMEWORK_CACHE or the
+    user cache dir. The last stdout line is a JSON object: the path, whether it is the reference build,
+    and, for a build of the reference's recipe, whether this machine's weights equal the reference's.
     """
     from coding_framework.config import ConfigError, load_config, shipped_config
     from coding_framework.config.embedded import EmbeddedModelConfig
     from coding_framework.embedded import ensure_embedded_model
-    from coding_framework.embedded.bootstrap import REPORT_FILE
+    from coding_framework.embedded.bootstrap import REPORT_FILE, training_problems
+    from coding_framework.embedded.reference import WEIGHT_FILES, reference_mismatches, reference_name
 
     try:
         model_config = load_config(
@@ -33,9 +39,13 @@ def bootstrap_model(
         )
     except ConfigError as exc:
         fail(str(exc))
+    problems = training_problems(model_config)
     try:
         path = ensure_embedded_model(model_config, force=force)
     except (OSError, ValueError) as exc:
         fail(f"could not build the embedded model: {exc}")
     report = json.loads((path / REPORT_FILE).read_text())
-    print_result_line({"path": str(path), "build_wall_time_s": report["wall_time_s"], "sft": report["sft"]})
+    line = {"path": str(path), "reference": path.name == reference_name(model_config, problems)}
+    if force and reference_name(model_config, problems) is not None:
+        line["equals_reference"] = not reference_mismatches(path, only=WEIGHT_FILES)
+    print_result_line(line | {"build_wall_time_s": report["wall_time_s"], "sft": report["sft"]})

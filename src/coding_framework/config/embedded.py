@@ -129,6 +129,12 @@ class SFTConfig(PhaseConfig):
 class EmbeddedModelConfig(StrictModel):
     """Everything that determines the embedded model's weights. Its hash keys the on-disk cache."""
 
+    reference: bool = Field(
+        True,
+        description="Use the reference build shipped with the package when this is the recipe it was built "
+        "from, so every machine starts from the same weights; false builds the recipe on this machine "
+        "(its weights then depend on the CPU's float rounding). Not part of the recipe's hash.",
+    )
     seed: int = Field(0, description="Seeds the data order, the initialisation and the revision examples.")
     threads: int | None = Field(
         2,

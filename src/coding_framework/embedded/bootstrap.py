@@ -1,5 +1,9 @@
 """Build the embedded default model with no downloads, and cache it on disk keyed by what determines it.
 
+The default recipe is not built at all: the package ships its reference build (``reference.py``), which
+is installed into the cache instead, so every machine starts from the same weights. Other recipes, and
+``force``, build here.
+
 Steps: train the tokenizer on local Python source, build SFT examples from the built-in problems and the
 synthetic families' training split (with habit and revision examples graded in the sandbox), initialise
 a small Qwen2 from the seed, pretrain it briefly on the training problems' reference programs, fine-tune
@@ -34,6 +38,14 @@ from coding_framework.embedded.data import (
     pretraining_text,
     revision_examples,
 )
+from coding_framework.embedded.reference import (
+    LOCAL_SUFFIX,
+    RECIPE_VERSION,
+    install_reference,
+    recipe_key,
+    reference_mismatches,
+    reference_name,
+)
 from coding_framework.embedded.tokenizer import train_tokenizer
 from coding_framework.embedded.train import PhaseStats, StepCallback, pretrain, sft_train
 from coding_framework.logs import get_logger
@@ -41,8 +53,6 @@ from coding_framework.problems import Problem, builtin_problems, synthetic_split
 
 log = get_logger(__name__)
 
-# Bump when the recipe changes in a way EmbeddedModelConfig does not capture, so old caches are not reused.
-RECIPE_VERSION = "2"
 REPORT_FILE = "bootstrap.json"
 
 
@@ -64,39 +74,45 @@ def training_problems(config: EmbeddedModelConfig) -> list[Problem]:
 
 
 def model_key(config: EmbeddedModelConfig, problems: list[Problem]) -> str:
-    """Hash of everything the weights depend on: config, recipe, Python (stdlib corpus) and training data."""
-    h = hashlib.sha256()
-    h.update(config.model_dump_json().encode())
-    h.update(f"{RECIPE_VERSION}|{platform.python_version()}|{torch.__version__}".encode())
-    for p in problems:
-        h.update(p.model_dump_json(include={"task_id", "prompt", "solutions", "test_code"}).encode())
+    """Hash of everything a build here depends on: the recipe, Python (stdlib corpus) and torch."""
+    h = hashlib.sha256(recipe_key(config, problems).encode())
+    h.update(f"{platform.python_version()}|{torch.__version__}".encode())
     return h.hexdigest()[:16]
 
 
 def ensure_embedded_model(
     config: EmbeddedModelConfig | None = None, force: bool = False, progress: bool = True
 ) -> Path:
-    """The directory of the embedded model for ``config``: loaded from the cache, or built there first.
+    """The directory of the embedded model for ``config``: loaded from the cache, or put there first.
 
+    The shipped reference build is installed when ``config`` is its recipe (and ``config.reference``);
+    otherwise, or with ``force``, the recipe is built here, into a directory of its own (``-local``).
     Concurrent callers wait on a file lock instead of building twice; the directory appears atomically.
     """
     config = config or EmbeddedModelConfig()
     problems = training_problems(config)
-    final = cache_root() / "models" / f"embedded-{model_key(config, problems)}"
+    reference = None if force or not config.reference else reference_name(config, problems)
+    use_reference = reference is not None
+    final = cache_root() / "models" / (reference or f"embedded-{model_key(config, problems)}{LOCAL_SUFFIX}")
     final.parent.mkdir(parents=True, exist_ok=True)
     with _file_lock(final.with_suffix(".lock")):
-        if (final / REPORT_FILE).is_file() and not force:
+        # A reference dir is reused only if it is the shipped build: an older cache may hold a local one.
+        stale = use_reference and reference_mismatches(final)
+        if (final / REPORT_FILE).is_file() and not force and not stale:
             return final
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
         tmp.chmod(0o755)  # mkdtemp makes it private; servers (vLLM) may run as another user
         try:
-            build_embedded_model(config, problems, tmp, progress=progress)
+            if use_reference:
+                install_reference(tmp)
+            else:
+                build_embedded_model(config, problems, tmp, progress=progress)
             if final.exists():
                 shutil.rmtree(final)
             tmp.rename(final)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    log.info("embedded_model_built", path=str(final))
+    log.info("embedded_model_ready", path=str(final), reference=use_reference)
     return final
 
 
