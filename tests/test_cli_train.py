@@ -54,7 +54,8 @@ def test_train_prints_the_final_metrics_as_the_last_line(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> None:
     config = tiny_config(tmp_path, steps=1, eval={"max_new_tokens": 12, "temperature": 1.0, "samples": 2})
-    done = _run("quickstart", "--config", str(config), "--run-dir", str(tmp_path / "qs"), "--no-progress")
+    done = _run("quickstart", "--config", str(config), "--run-dir", str(tmp_path / "qs"), "--no-progress",
+                "--results-dir", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     summary = json.loads(lines[-1])
@@ -64,6 +65,12 @@ def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> 
     assert summary["heldout_problems"] == 2 and summary["registered_model"] == "coding-framework-generator"
     assert "before" in done.stdout and "after" in done.stdout  # the table
     assert Path(summary["report"]).is_file()
+    filed = json.loads(Path(summary["result_file"]).read_text())  # results/<build>/seed<N>.json
+    where = Path(summary["result_file"]).relative_to(tmp_path / "results")
+    assert where.parts[1] == f"seed{summary['seed']}.json"
+    assert filed["trained_pass@1"] == summary["trained_pass@1"] and filed["build"] == where.parts[0]
+    assert len(filed["model_sha256"]) == 64 and filed["packages"]["torch"] and filed["cpu"]
+    assert set(filed["load_avg"]) == {"before", "during_mean", "during_max", "after"}
 
 
 @pytest.mark.parametrize(

