@@ -28,7 +28,7 @@ from typing import Any
 from coding_framework.models.checksums import weights_checksum
 
 __all__ = [
-    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "cpu_name", "model_sha256", "package_versions", "run_record",
+    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "command_line", "cpu_name", "model_sha256", "package_versions", "run_record",
     "write_result",
 ]
 
@@ -100,6 +100,14 @@ def model_sha256(model_dir: str | Path | None) -> str | None:
     return None if model_dir is None else weights_checksum(model_dir)
 
 
+def command_line() -> str:
+    """This process's command as a user retypes it: ``python script.py ...`` or ``coding-framework ...``."""
+    program = sys.argv[0]
+    if program.endswith(".py"):
+        return shlex.join(["python", os.path.relpath(program), *sys.argv[1:]])
+    return shlex.join([os.path.basename(program), *sys.argv[1:]])
+
+
 def run_record(
     load: LoadMonitor | None = None,
     model_dir: str | Path | None = None,
@@ -107,7 +115,7 @@ def run_record(
 ) -> dict[str, Any]:
     """The fields ``RECORD_KEYS`` every result file carries."""
     return {
-        "command": "python " + shlex.join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
+        "command": command_line(),
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "load_avg": load.record() if load else {"before": None, "during_mean": None, "during_max": None,
