@@ -28,8 +28,8 @@ from typing import Any
 from coding_framework.models.checksums import weights_checksum
 
 __all__ = [
-    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "command_line", "cpu_name", "model_sha256", "package_versions", "run_record",
-    "write_result",
+    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "command_line", "cpu_name", "model_sha256", "package_versions",
+    "run_record", "write_result",
 ]
 
 PACKAGES = (
