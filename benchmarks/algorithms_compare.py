@@ -9,17 +9,20 @@ Reported per algorithm: the correctness-reward curve (mean of the first and last
 step), held-out pass@1 after training (greedy, single draft, synthetic instances with unseen constants)
 and its gain over the untrained model, as a ratio to GRPO's gain (GRPO is the anchor, measured in the
 same run), plus seconds per step. One seed per algorithm: differences of a few points are noise.
+Results go to benchmarks/results/algorithms_compare.json with the machine record and the starting model's
+sha256.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from coding_framework.evaluation.machine import LoadMonitor, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "algorithms_compare.json"
@@ -74,6 +77,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
+    from coding_framework.training.setup import starting_model
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="grpo_basic", help="a training YAML path or a shipped config's name")
@@ -83,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     base = load_config(TrainingConfig, args.config, overrides={"steps": args.steps, "seed": args.seed})
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="algos-") as tmp:
+    with LoadMonitor() as load, tempfile.TemporaryDirectory(prefix="algos-") as tmp:
         for i, algorithm in enumerate(args.algorithms):
             rows.append(run_one(base, algorithm, Path(tmp) / algorithm, baseline=i == 0))
     baseline = rows[0]["baseline_pass@1"]
@@ -93,7 +97,6 @@ def main(argv: list[str] | None = None) -> None:
         r["gain"] = r["heldout_pass@1"] - baseline
         r["gain_ratio_vs_grpo"] = r["gain"] / grpo_gain if grpo_gain else float("nan")
     report = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "config": str(args.config),
         "training_config": base.model_dump(mode="json"),
         "steps": base.steps,
@@ -102,8 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         "results": rows,
         "table": table(rows),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    write_result(RESULTS, report, load, model_dir=starting_model(base, progress=False).model_dir)
     print(report["table"])
     print(json.dumps({r["algorithm"]: round(r["heldout_pass@1"], 4) for r in rows} | {"baseline": baseline}))
 

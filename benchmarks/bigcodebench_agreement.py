@@ -18,7 +18,8 @@ One run reports, on the 12-task fixture and the tasks that run the system's prog
    (the official harness runs code on the host, unsandboxed): each attack's tier and verdict, and whether it
    was contained (host files, network, the host process it targets, leftover processes). The host holds
    the attacks' ground truth in a file and in its environment.
-Results go to benchmarks/results/bigcodebench_agreement.json.
+Results go to benchmarks/results/bigcodebench_agreement.json with the machine record, which names the
+bigcodebench version installed in the official venv.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from tests.sandbox.adversarial_corpus import (  # noqa: E402
     TOY_UNITTEST,
 )
 
-from benchmarks.machine import cpu_name  # noqa: E402
+from benchmarks.machine import LoadMonitor, anchor_versions, cpu_name, write_result  # noqa: E402
 from coding_framework.config import SandboxConfig  # noqa: E402
 from coding_framework.config.inprocess import InProcessConfig  # noqa: E402
 from coding_framework.grading import Grader  # noqa: E402
@@ -243,10 +244,12 @@ def main() -> None:
     config = InProcessConfig(
         workers=args.workers, timeout_s=args.timeout, memory_mb=args.memory_mb, data_mb=args.memory_mb
     )
-    their_s, theirs = official(args.official_python, jobs, args.workers, args.timeout)
-    our_s, mine = ours(problems, rows, config)
+    with LoadMonitor() as load:
+        their_s, theirs = official(args.official_python, jobs, args.workers, args.timeout)
+        our_s, mine = ours(problems, rows, config)
+        corpus = None if args.skip_corpus else hack_corpus(
+            config.model_copy(update={"memory_mb": 4096, "data_mb": 4096}))
     report = {
-        "cpu": cpu_name(),
         "samples": len(rows),
         "workers": args.workers,
         "timeout_s": args.timeout,
@@ -260,15 +263,15 @@ def main() -> None:
         "throughput_ratio": their_s / our_s,
         "agreement": agreement(rows, theirs, mine),
     }
-    if not args.skip_corpus:
-        report["hack_corpus"] = hack_corpus(config.model_copy(update={"memory_mb": 4096, "data_mb": 4096}))
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    if corpus is not None:
+        report["hack_corpus"] = corpus
+    write_result(args.out, report, load, extra_packages=anchor_versions(args.official_python, "bigcodebench"))
     _print(report)
 
 
 def _print(report: dict) -> None:
     print(
-        f"{report['samples']} samples on {report['cpu']}, {report['workers']} workers, "
+        f"{report['samples']} samples on {cpu_name()}, {report['workers']} workers, "
         f"{report['timeout_s']} s per task"
     )
     print(

@@ -5,7 +5,7 @@ whole program that reads ``a b`` from stdin and prints ``add(a, b)``; for HumanE
 a release-format task ``add`` with base and plus inputs. Every attack must fail, except those listed in
 :data:`CORRECT_AS_STDIO`: in stdin/stdout form each test is a fresh run of the program, so an attack that
 answers the first call correctly and only then misbehaves is a correct program there. The JSON records
-each verdict with the trust tier it landed in.
+each verdict with the trust tier it landed in, and the machine and load it ran under.
 
     python benchmarks/contest_hack_corpus.py --workers 2
 """
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.sandbox.adversarial_corpus import ATTACKS, TOY_PROMPT  # noqa: E402
 
-from benchmarks.machine import cpu_name  # noqa: E402
+from benchmarks.machine import LoadMonitor, write_result  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "contest_hack_corpus.json"
 STDIO_MAIN = "\nimport sys as _sys\n_a, _b = map(int, _sys.stdin.read().split())\nprint(add(_a, _b))\n"
@@ -115,11 +115,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    report = run(args.workers)
-    report.update(cpu=cpu_name(), cpu_count=os.cpu_count(),
-                  command="python benchmarks/contest_hack_corpus.py " + " ".join(sys.argv[1:]))  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    with LoadMonitor() as load:
+        report = run(args.workers)
+    write_result(args.out, report, load)
     passed = {
         f: [r["attack"] for r in report[f] if r["passed"] and not r["correct_program"]]
         for f in ("codecontests", "humanevalplus")

@@ -7,7 +7,9 @@ base inputs, plus seeded mutations), MBPP+ from sanitized MBPP the same way (or 
 Every task gets a correct (canonical), wrong, crashing and base-only sample; ``--timeouts`` tasks also a
 timing-out one. Both sides run with
 their ground truth already cached (one untimed warm-up each), with ``--parallel``/``--workers`` equal and
-isolation on (bwrap) for ours; the timed figure is each command's whole wall time.
+isolation on (bwrap) for ours; the timed figure is each command's whole wall time. Results go to
+benchmarks/results/evalplus_agreement.json with the machine record, which names the evalplus version
+installed in the anchor's venv.
 
     python benchmarks/evalplus_agreement.py --tasks 30 --plus 40 --workers 2
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from evalplus_fixture import build, build_mbpp  # noqa: E402
-from machine import cpu_name  # noqa: E402
+from machine import LoadMonitor, anchor_versions, write_result  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "evalplus_agreement.json"
 _OVERRIDE = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
@@ -144,7 +146,7 @@ def main() -> None:
     parser.add_argument("--mbppplus", type=Path, help="An MbppPlus release-format file to use instead.")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cf-evalplus-") as tmp:
+    with LoadMonitor() as load, tempfile.TemporaryDirectory(prefix="cf-evalplus-") as tmp:
         humaneval = build(args.humaneval, args.tasks, args.plus)
         mbpp = (
             [json.loads(x) for x in args.mbppplus.read_text().splitlines()]
@@ -157,14 +159,11 @@ def main() -> None:
         }
     report = {
         "anchor": "evalplus 0.3.1 evalplus.evaluate (--parallel = our --workers), warm ground-truth caches",
-        "cpu": cpu_name(),
-        "cpu_count": os.cpu_count(),
         "workers": args.workers,
-        "command": "python benchmarks/evalplus_agreement.py " + " ".join(sys.argv[1:]),
         "sets": sets,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    anchor = anchor_versions(args.evalplus_venv / "bin" / "python", "evalplus")
+    write_result(args.out, report, load, extra_packages=anchor)
     print(json.dumps({k: {m: v[m] for m in ("throughput_ratio_ours_over_evalplus", "disagreements")}
                       for k, v in sets.items()}))  # fmt: skip
 

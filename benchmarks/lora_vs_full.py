@@ -13,7 +13,8 @@ AdamW state for all of them); `lora` adds ``policies: {mode: shared_lora, rank: 
 Generator calls through, base frozen) and its own learning rate (``--lora-lr``). Reported per side: median
 seconds per step and per update, peak RSS, trained parameters and their AdamW state (bytes), held-out
 pass@1 before and after and the gain.
-Results go to ``benchmarks/results/lora_vs_full.json`` and ``.png``.
+Results go to ``benchmarks/results/lora_vs_full.json`` (with the machine record and the base model's sha256)
+and ``.png``.
 """
 
 from __future__ import annotations
@@ -37,22 +38,22 @@ SIDES = ("full", "lora")
 
 def _args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--side", choices=["both", *SIDES], default="both")
+    ap.add_argument("--side", choices=["both", *SIDES], default="both",
+                    help="(internal) one side in this process, its figures to --out")
     ap.add_argument("--config", default="quickstart")
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--lora-lr", type=float, default=1e-2,
                     help="the lora side's learning rate (a zero-initialised B needs a larger step than full "
                          "fine-tuning's; benchmarks/per_role_compare.py's LORA_LR)")
     ap.add_argument("--override", nargs="*", default=[], help="KEY=VALUE config overrides for both sides")
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=None, help=f"the JSON to write (default {RESULTS})")
     return ap.parse_args(argv)
 
 
-def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
-    """One training run in this process; its figures."""
+def _config(args: argparse.Namespace, side: str) -> Any:
+    """The training config of ``side``: the shipped config, ``--override``, and the lora side's policies."""
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
-    from coding_framework.training import Trainer
 
     overrides = list(args.override)
     if side == "lora":
@@ -60,7 +61,14 @@ def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
                       f"policies.alpha={2 * args.rank}", f"optim.lr={args.lora_lr}"]
     overrides += ["tracking.log_checkpoints=false"]
     parsed = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
-    config = load_config(TrainingConfig, args.config, parsed)
+    return load_config(TrainingConfig, args.config, parsed)
+
+
+def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
+    """One training run in this process; its figures."""
+    from coding_framework.training import Trainer
+
+    config = _config(args, side)
     with tempfile.TemporaryDirectory(prefix=f"lora-vs-full-{side}-") as run_dir:
         trainer = Trainer(config, run_dir, progress=True)
         params = [p for u in trainer.policies.updates.values() for p in u.params]
@@ -91,11 +99,14 @@ def _side(args: argparse.Namespace, side: str, out: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _args(argv)
     if args.side != "both":
+        if args.out is None:
+            sys.exit("error: --side writes one side's figures to the file --out names")
         return _side(args, args.side, args.out)
-    from benchmarks.machine import cpu_name
+    from coding_framework.evaluation.machine import LoadMonitor, write_result
+    from coding_framework.training.setup import starting_model
 
     sides = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with LoadMonitor() as load, tempfile.TemporaryDirectory() as tmp:
         for side in SIDES:  # one process each: peak RSS is per process
             out = Path(tmp) / f"{side}.json"
             cmd = [sys.executable, "-m", "benchmarks.lora_vs_full", "--side", side, "--config", args.config,
@@ -103,11 +114,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "--override", *args.override]
             subprocess.run(cmd, cwd=ROOT, check=True)
             sides[side] = json.loads(out.read_text())
-    result = {"cpu": cpu_name(), "config": args.config, "overrides": args.override, "lora_rank": args.rank,
+    result = {"config": args.config, "overrides": args.override, "lora_rank": args.rank,
               "lora_lr": args.lora_lr, "sides": sides}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    _plot(result, args.out.with_suffix(".png"))
+    path = args.out or RESULTS
+    base = starting_model(_config(args, "full"), progress=False).model_dir
+    write_result(path, result, load, model_dir=base)
+    _plot(result, path.with_suffix(".png"))
     print(json.dumps(result))
     return result
 

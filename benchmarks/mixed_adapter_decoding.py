@@ -14,7 +14,8 @@ seeded sampling at temperature 1 and a fixed ``--tokens`` budget (EOS ignored: t
   ``adapter_names=``), the batch an LLM Reviewer and a Generator sharing one engine produce.
 
 Cases interleave over ``--repeats`` rounds and each reports its median tokens/s. Results go to
-``benchmarks/results/mixed_adapter_decoding.json`` and ``.png``.
+``benchmarks/results/mixed_adapter_decoding.json`` (with the machine record and the embedded model's
+sha256) and ``.png``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_name
+from machine import LoadMonitor, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "mixed_adapter_decoding.json"
@@ -47,17 +48,15 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _engines(rank: int) -> tuple[Any, Any]:
-    """(plain engine, engine with two non-zero adapters), both on the embedded model in fp32 on CPU."""
+def _engines(path: Path, rank: int) -> tuple[Any, Any]:
+    """(plain engine, engine with two non-zero adapters), both on the model at ``path`` in fp32 on CPU."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from coding_framework.config.policies import PoliciesConfig
-    from coding_framework.embedded import ensure_embedded_model
     from coding_framework.llm.adapters import RoleAdapters
     from coding_framework.llm.local import LocalEngine
 
-    path = ensure_embedded_model()
     base = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(path)
     plain = LocalEngine(copy.deepcopy(base), tokenizer, device="cpu", max_batch_size=4096)
@@ -109,8 +108,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _args(argv)
     import torch
 
+    from coding_framework.embedded import ensure_embedded_model
+
     torch.set_num_threads(args.threads)
-    plain, adapted = _engines(args.rank)
+    path = ensure_embedded_model()
+    plain, adapted = _engines(path, args.rank)
     prompts = _prompts(plain.tokenizer, args.rows)
     roles = {
         "base": (plain, [None] * len(prompts)),
@@ -119,13 +121,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     _decode(adapted, prompts[:2], ["generator", "reviewer"], 4)  # warm-up
     rates: dict[str, list[float]] = {c: [] for c in CASES}
-    for _ in range(args.repeats):
-        for case in CASES:
-            engine, who = roles[case]
-            seconds, n = _decode(engine, prompts, who, args.tokens)
-            rates[case].append(n / seconds)
+    with LoadMonitor() as load:
+        for _ in range(args.repeats):
+            for case in CASES:
+                engine, who = roles[case]
+                seconds, n = _decode(engine, prompts, who, args.tokens)
+                rates[case].append(n / seconds)
     result = {
-        "cpu": cpu_name(),
         "threads": args.threads,
         "rows": len(prompts),
         "tokens_per_row": args.tokens,
@@ -136,8 +138,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     t = result["tokens_per_s"]
     result["mixed_over_single"] = t["mixed"] / t["single"]
     result["single_over_base"] = t["single"] / t["base"]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result, load, model_dir=path)
     _plot(result, args.out.with_suffix(".png"))
     print(json.dumps(result))
     return result

@@ -11,8 +11,8 @@ For each dataset: operator and constant mutants of every problem's references (a
 kill rate is killed / valid mutants, pooled over the dataset and averaged per problem. Problems below
 --min-kill-rate are flagged; with --augment they get differential asserts and are measured again.
 Surviving mutants include equivalent ones, so every figure is a lower bound on the tests' strength.
-Results go to benchmarks/results/mutation_kill_rates.json, with a histogram per dataset
-(mutation_kill_rates.png).
+Results go to benchmarks/results/mutation_kill_rates.json with the machine and load they were measured
+under, and a histogram per dataset (mutation_kill_rates.png).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from coding_framework.grading import Grader
 from coding_framework.problems import Problem, load_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_name
+from machine import LoadMonitor, cpu_name, write_result
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mutation_kill_rates.json"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -109,28 +109,25 @@ def main() -> None:
     chosen = {k: v for k, v in sets.items() if args.only is None or k in args.only}
     config = SandboxConfig.model_validate({"workers": args.workers, "limits": {"timeout_s": args.timeout}})
     results = {}
-    with Grader(config) as grader:
+    with LoadMonitor() as load, Grader(config) as grader:
         for name, problems in chosen.items():
             results[name] = measure(name, problems, grader, args)
             print(name, json.dumps({k: v for k, v in results[name].items() if k not in ("kill_rates",)}))
     report = {
-        "cpu": cpu_name(),
-        "cores": __import__("os").cpu_count(),
         "cap": args.cap,
         "min_kill_rate": args.min_kill_rate,
         "augment": args.augment,
         "timeout_s": args.timeout,
         "datasets": results,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
+    write_result(args.out, report, load)
     plot(results, args.out.with_suffix(".png"))
     summary = {
         k: {m: v[m] for m in ("pooled_kill_rate", "mean_kill_rate", "mutants")} for k, v in results.items()
     }
     print(
         json.dumps(
-            {"cpu": report["cpu"], **summary, "flagged": {k: len(v["flagged"]) for k, v in results.items()}}
+            {"cpu": cpu_name(), **summary, "flagged": {k: len(v["flagged"]) for k, v in results.items()}}
         )
     )
 

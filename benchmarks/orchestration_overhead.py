@@ -19,6 +19,7 @@ Reported: episodes per CPU-second of each (median over ``--repeats``; wall-clock
 ratio to ``plain``: the median of the per-repeat ratios, each between runs made back to back. Everything is
 measured twice: with the default garbage collector, then after ``gc.freeze()``, which is how the trainer
 runs (it freezes the heap once the model is loaded, so full collections skip the import-time objects).
+Results go to benchmarks/results/orchestration_overhead.json (``--out``) with the machine record.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes 
 
 from tests.fakes.chat import ScriptedChatModel, fenced
 
+from benchmarks.machine import LoadMonitor, write_result
 from benchmarks.orchestration import build_batched_graph
 from coding_framework.agents.executor import CodeExecutor
 from coding_framework.agents.factory import Agents
@@ -50,6 +52,7 @@ from coding_framework.graphs import build_graph
 from coding_framework.graphs.routing import stop_reason
 from coding_framework.problems import Problem
 
+RESULTS = Path(__file__).resolve().parent / "results" / "orchestration_overhead.json"
 PROBLEM = Problem(
     task_id="bench/add",
     prompt="Write add(a, b).",
@@ -184,6 +187,7 @@ def main() -> None:
     parser.add_argument(
         "--variants", default="plain,graph,batched", help="Comma-separated; plain is always run."
     )
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     args.batch = args.batch or args.concurrency
 
@@ -203,12 +207,14 @@ def main() -> None:
     variants = {name: make for name, make in variants.items() if name in wanted}
     asyncio.run(run_episodes(lambda: plain_episode(agents, PROBLEM, config), 50, 8))  # warm up
     report: dict[str, Any] = {"episodes": args.episodes, "concurrency": args.concurrency, "batch": args.batch}
-    for gc_mode in ("default", "frozen"):
-        if gc_mode == "frozen":
-            gc.collect()
-            gc.freeze()
-        print(f"gc {gc_mode}:", file=sys.stderr)
-        report[f"gc_{gc_mode}"] = summarize(measure(variants, args.repeats), args.episodes)
+    with LoadMonitor() as load:
+        for gc_mode in ("default", "frozen"):
+            if gc_mode == "frozen":
+                gc.collect()
+                gc.freeze()
+            print(f"gc {gc_mode}:", file=sys.stderr)
+            report[f"gc_{gc_mode}"] = summarize(measure(variants, args.repeats), args.episodes)
+    write_result(args.out, report, load)
     print(json.dumps(report))
 
 

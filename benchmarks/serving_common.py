@@ -1,9 +1,8 @@
 """Shared by the serving benchmarks: the CPU's name, a served `coding-framework serve` in a subprocess,
-percentiles, and where results go."""
+percentiles, and where results go (through the package's ``write_result``, with the machine record)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,17 +12,14 @@ from typing import Any
 
 import yaml
 
+from coding_framework.evaluation import machine
+from coding_framework.evaluation.machine import LoadMonitor, cpu_name
 from coding_framework.llm.processes import stop_group, wait_healthy
+
+__all__ = ["RESULTS", "ROOT", "LoadMonitor", "Served", "cpu_name", "percentile", "write_result"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical CPUs)"
-    return "unknown CPU"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -31,11 +27,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
-def write_result(name: str, data: dict[str, Any]) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"cpu": cpu_name(), **data}, indent=2) + "\n")
-    return path
+def write_result(
+    name: str, figures: dict[str, Any], load: LoadMonitor, model_dir: str | Path | None = None
+) -> Path:
+    """``results/<name>.json``: ``figures`` with the machine record (``machine.write_result``)."""
+    return machine.write_result(RESULTS / f"{name}.json", figures, load, model_dir=model_dir)
 
 
 class Served:

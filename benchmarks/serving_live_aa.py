@@ -6,7 +6,8 @@ Reproduce (after `coding-framework quickstart --run-dir runs/qs`):
 `coding-framework serve` runs MODEL_DIR as the champion; a copy of it (another name, the same weights and
 checksum) is canaried 50 -> 100 through `coding-framework deploy` while two client threads send graded
 /v1/solve traffic from the quickstart's held-out problems (`scripts/serving_demo.py`'s clients), under the
-demo's policy (margin 0.15, 10 graded requests per step). Writes ``results/serving_live_aa.json``.
+demo's policy (margin 0.15, 10 graded requests per step). Writes ``results/serving_live_aa.json`` with
+the machine record and MODEL_DIR's sha256.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import serving_demo as demo
 
-from benchmarks.serving_common import write_result
+from benchmarks.serving_common import LoadMonitor, write_result
 from coding_framework.llm.processes import wait_healthy
 
 
@@ -48,7 +49,7 @@ def main() -> None:
     began = time.monotonic()
     try:
         wait_healthy(url, server, 300, "the server", poll_s=0.5)
-        with demo.Clients(url, 2, 2, seed=1) as clients:
+        with LoadMonitor() as load, demo.Clients(url, 2, 2, seed=1) as clients:
             status = demo._deploy(url, str(work / "candidate"), "50,100", 900)
         answers = {f"{v} passed={p}": n for (v, p), n in sorted(clients.answers.items())}
     finally:
@@ -59,7 +60,7 @@ def main() -> None:
     result["arms"] = {v: {k: a[k] for k in ("requests", "graded", "pass_rate", "errors")}
                       for v, a in status["arms"].items()}
     result["answers"], result["seconds"] = answers, round(time.monotonic() - began, 1)
-    print(write_result("serving_live_aa", result).read_text())
+    print(write_result("serving_live_aa", result, load, model_dir=args.model_dir).read_text())
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.serving_common import ROOT, Served, cpu_name, percentile, write_result
+from benchmarks.serving_common import ROOT, LoadMonitor, Served, cpu_name, percentile, write_result
 from coding_framework.llm.vllm_server import free_port
+from coding_framework.models import resolve_model
 
 
 async def run_level(url: str, concurrency: int, requests: int, max_tokens: int) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     config = {"model": "embedded", "limits": {"rate_per_s": 1e6, "rate_burst": 1 << 20}}
-    with Served(config, port) as served:
+    with Served(config, port) as served, LoadMonitor() as load:
         asyncio.run(run_level(served.url, 4, 16, args.max_tokens))  # warm up
         levels = [asyncio.run(run_level(served.url, c, args.requests, args.max_tokens)) for c in (1, 8, 32)]
         soak = asyncio.run(run_level(served.url, 32, args.soak, args.max_tokens))
@@ -107,7 +108,7 @@ def main() -> None:
         "soak": soak,
         "soak_ok": soak["server_errors"] == 0,
     }
-    write_result("serving_load", report)
+    write_result("serving_load", report, load, model_dir=resolve_model("embedded").model_dir)
     plot(levels, ROOT / "benchmarks" / "results" / "serving_load.png")
     print(json.dumps(report))
 

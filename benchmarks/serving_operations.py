@@ -16,7 +16,7 @@ a candidate with random weights (the embedded architecture, freshly initialized:
 5. failover: engine `process`, two champion replicas and the copy loaded as `previous`; chat traffic at
    concurrency 4; both champion workers get `kill -9`: who answers, and the status codes, before, during
    and after the replicas are restarted by the pool.
-Writes ``benchmarks/results/serving_operations.json``.
+Writes ``benchmarks/results/serving_operations.json`` with the machine record and the embedded model's sha256.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.serving_common import Served, write_result
+from benchmarks.serving_common import LoadMonitor, Served, write_result
 from coding_framework.llm.vllm_server import free_port
 
 POLICY = {"margin": 0.15, "min_graded": 20, "steps": [50, 100], "drain_s": 1.0}
@@ -268,7 +268,7 @@ def main() -> None:
     ap.add_argument("--only", default="guardrails,probes,inconclusive,abort,failover")
     args = ap.parse_args()
     chosen = args.only.split(",")
-    report: dict[str, Any] = {"command": " ".join(sys.argv), "policy": POLICY, "probe": PROBE}
+    report: dict[str, Any] = {"policy": POLICY, "probe": PROBE}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         base, copy, rand = _models(tmp)
@@ -276,12 +276,14 @@ def main() -> None:
                 "inconclusive": lambda: inconclusive(tmp, copy),
                 "abort": lambda: abort_and_rollback(tmp, base, copy),
                 "failover": lambda: failover(tmp, base, copy)}
-        for key in chosen:
-            began = time.perf_counter()
-            report[key] = runs[key]()
-            report[key]["seconds"] = round(time.perf_counter() - began, 1)
-            print(json.dumps({key: report[key]}), flush=True)
-    path = write_result("serving_operations" + ("" if len(chosen) == 5 else "_" + "_".join(chosen)), report)
+        with LoadMonitor() as load:
+            for key in chosen:
+                began = time.perf_counter()
+                report[key] = runs[key]()
+                report[key]["seconds"] = round(time.perf_counter() - began, 1)
+                print(json.dumps({key: report[key]}), flush=True)
+    name = "serving_operations" + ("" if len(chosen) == 5 else "_" + "_".join(chosen))
+    path = write_result(name, report, load, model_dir=base)
     print(path)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.serving_common import ROOT, Served, cpu_name, percentile, write_result
+from benchmarks.serving_common import ROOT, LoadMonitor, Served, cpu_name, percentile, write_result
 from coding_framework.llm.vllm_server import free_port
 
 BODY = json.dumps(
@@ -95,7 +95,7 @@ def main() -> None:
         "limits": {"rate_per_s": 1e9, "rate_burst": 1 << 30},
     }
     try:
-        with Served(config, router_port):
+        with Served(config, router_port), LoadMonitor() as load:
             direct, routed = measure(up_port, router_port, args.pairs, args.warmup)
     finally:
         upstream.terminate()
@@ -111,7 +111,7 @@ def main() -> None:
     }
     report["added_ms"] = {q: report["routed_ms"][q] - report["direct_ms"][q] for q in ("p50", "p99")}
     report["meets_targets"] = report["added_ms"]["p50"] <= 1.5 and report["added_ms"]["p99"] <= 5.0
-    write_result("serving_overhead", report)
+    write_result("serving_overhead", report, load)
     plot(direct, routed, ROOT / "benchmarks" / "results" / "serving_overhead.png")
     print(json.dumps(report))
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import platform
 import random
 import sys
 import tempfile
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servin
 
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
+from benchmarks.machine import LoadMonitor, write_result
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.guardrails import Outcome, error_budget
 from coding_framework.serving.rollout import RolloutManager
@@ -246,12 +246,6 @@ def plot(curves: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=130)
 
 
-def _cpu() -> str:
-    from benchmarks.serving_common import cpu_name
-
-    return cpu_name() if Path("/proc/cpuinfo").exists() else platform.processor() or platform.machine()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--experiments", type=int, default=2000, help="A/A experiments per setting.")
@@ -266,28 +260,25 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "serving_stats.json")
     args = ap.parse_args()
     began = time.perf_counter()
-    guarded = asyncio.run(guardrails_aa(args.guardrail_experiments, args.guardrail_observations,
-                                        args.seed + 3))
-    if args.only_guardrails:
-        path = args.out.with_name("serving_guardrails_aa.json")
-        path.write_text(json.dumps({"command": " ".join(sys.argv), "cpu": _cpu(), "alpha": ALPHA,
-                                    "guardrails_aa": guarded,
-                                    "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
-        return
-    result = aa(args.experiments, args.observations, args.seed)
-    report = {
-        "command": " ".join(sys.argv), "cpu": _cpu(), "guardrails_aa": guarded,
-        "policy": {"alpha": ALPHA, "mixture_tau": TAU, "margin": POLICY.margin,
-                   "min_graded": POLICY.min_graded, "steps": POLICY.steps,
-                   "error_burst": f"{POLICY.error_burst} of {POLICY.error_window}"},
-        "aa": result["rows"],
-        "power": power_check(args.power_simulations, args.seed + 1),
-        "rollback": asyncio.run(rollbacks(args.rollouts, args.request_cap, args.seed + 2)),
-        "aa_curves": result["curves"],
-    }
+    with LoadMonitor() as load:
+        report: dict[str, Any] = {"guardrails_aa": asyncio.run(
+            guardrails_aa(args.guardrail_experiments, args.guardrail_observations, args.seed + 3))}
+        if not args.only_guardrails:
+            result = aa(args.experiments, args.observations, args.seed)
+            report |= {
+                "policy": {"alpha": ALPHA, "mixture_tau": TAU, "margin": POLICY.margin,
+                           "min_graded": POLICY.min_graded, "steps": POLICY.steps,
+                           "error_burst": f"{POLICY.error_burst} of {POLICY.error_window}"},
+                "aa": result["rows"],
+                "power": power_check(args.power_simulations, args.seed + 1),
+                "rollback": asyncio.run(rollbacks(args.rollouts, args.request_cap, args.seed + 2)),
+                "aa_curves": result["curves"],
+            }
     report["seconds"] = round(time.perf_counter() - began, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    if args.only_guardrails:
+        write_result(args.out.with_name("serving_guardrails_aa.json"), {"alpha": ALPHA, **report}, load)
+        return
+    write_result(args.out, report, load)
     plot(result["curves"], args.out.with_suffix(".png"))
     keys = ("scenario", "rolled_back", "candidate_graded_to_rollback", "candidate_requests_to_rollback")
     print(json.dumps({"aa": report["aa"], "power": report["power"],

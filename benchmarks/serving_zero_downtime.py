@@ -35,7 +35,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.serving_common import ROOT, Served, cpu_name, percentile, write_result
+from benchmarks.serving_common import ROOT, LoadMonitor, Served, cpu_name, percentile, write_result
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.llm.vllm_server import free_port
 
@@ -179,8 +179,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
     limits = {"rate_per_s": 1e6, "rate_burst": 1 << 20}
+    model = ensure_embedded_model()
     candidate = Path(tempfile.mkdtemp()) / "embedded-next"
-    shutil.copytree(ensure_embedded_model(), candidate)
+    shutil.copytree(model, candidate)
     swap_config = {
         "model": "embedded",
         "limits": limits,
@@ -188,23 +189,24 @@ def main() -> None:
         "rollout": {"min_graded": 5, "drain_s": 1.0},
         "mlflow_uri": f"sqlite:///{candidate.parent / 'mlflow.db'}",
     }
-    with Served(swap_config, free_port()) as served:
-        swap = asyncio.run(swap_phase(served.url, candidate, args.concurrency, args.seconds))
     kill_config = {
         "model": "embedded",
         "engine": "process",
         "limits": limits,
         "pool": {"replicas": 2, "health_interval_s": 0.5},
     }
-    with Served(kill_config, free_port()) as served:
-        assert served.proc is not None
-        kill = asyncio.run(kill_phase(served.url, served.proc.pid, args.concurrency, args.seconds))
+    with LoadMonitor() as load:
+        with Served(swap_config, free_port()) as served:
+            swap = asyncio.run(swap_phase(served.url, candidate, args.concurrency, args.seconds))
+        with Served(kill_config, free_port()) as served:
+            assert served.proc is not None
+            kill = asyncio.run(kill_phase(served.url, served.proc.pid, args.concurrency, args.seconds))
     shutil.rmtree(candidate.parent, ignore_errors=True)
     phases = {"swap": swap, "kill": kill}
     plot(phases, ROOT / "benchmarks" / "results" / "serving_zero_downtime.png")
     report = {name: {k: v for k, v in p.items() if k != "records"} for name, p in phases.items()}
     report["zero_failed"] = swap["failures"] == 0 and kill["failures"] == 0
-    write_result("serving_zero_downtime", report)
+    write_result("serving_zero_downtime", report, load, model_dir=model)
     print(json.dumps(report))
 
 

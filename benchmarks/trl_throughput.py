@@ -15,7 +15,9 @@ Reported per seed and averaged over the seeds: samples (completions trained on) 
 training-loop wall time, the ratio ours / TRL (TRL is the anchor, measured in the same run), the mean
 training reward over all steps and over the last two, and held-out pass@1 of both trained models under our
 evaluator (greedy, single draft). Both sides see the same prompts step by step, so per-step rewards are
-comparable; a single seed's last steps are noisy (8 prompts each), hence several seeds.
+comparable; a single seed's last steps are noisy (8 prompts each), hence several seeds. Results go to
+benchmarks/results/trl_throughput.json with the machine record (TRL's version as .venv-trl has it) and the
+model's sha256.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks.machine import LoadMonitor, anchor_versions, write_result  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "trl_throughput.json"
 TRL_PYTHON = ROOT / ".venv-trl" / "bin" / "python"
 
@@ -250,18 +255,18 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not TRL_PYTHON.is_file():
             sys.exit("error: .venv-trl is missing; run `bash scripts/setup_trl.sh` first")
-        runs = [_both_sides(args, model_dir, work, seed) for seed in args.seeds]
+        with LoadMonitor() as load:
+            runs = [_both_sides(args, model_dir, work, seed) for seed in args.seeds]
     summary = {side: {k: _mean([r[side][k] for r in runs]) for k in SUMMARY_KEYS} for side in ("ours", "trl")}
     report = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "model": str(model_dir),
         "settings": {k: v for k, v in vars(args).items() if k not in ("side", "out")},
         "runs": runs,
         "mean_over_seeds": summary,
         "throughput_ratio_ours_over_trl": _mean([r["throughput_ratio_ours_over_trl"] for r in runs]),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    write_result(RESULTS, report, load, model_dir=model_dir,
+                 extra_packages=anchor_versions(TRL_PYTHON, "trl"))
     print(json.dumps({"throughput_ratio_ours_over_trl": report["throughput_ratio_ours_over_trl"]} | summary))
 
 
