@@ -45,10 +45,13 @@ def ray_cluster(workers: int, cpus_per_worker: int = 1) -> Iterator[Cluster]:
 
 class KillNodeAfterCheckpoint(tune.Callback):
     """Removes the node of the ``victims`` first trials that report a checkpoint at ``after_step`` or later,
-    abruptly (``allow_graceful=False``: processes killed, as when a machine goes away)."""
+    abruptly (``allow_graceful=False``: processes killed, as when a machine goes away). ``only``: trial id
+    suffixes (``_00000``) of the trials that may be picked; empty: any."""
 
-    def __init__(self, cluster: Cluster, after_step: int = 1, victims: int = 1) -> None:
-        self.cluster, self.after_step, self.victims = cluster, after_step, victims
+    def __init__(
+        self, cluster: Cluster, after_step: int = 1, victims: int = 1, only: tuple[str, ...] = ()
+    ) -> None:
+        self.cluster, self.after_step, self.victims, self.only = cluster, after_step, victims, only
         self.killed: list[dict[str, Any]] = []  # per kill: trial_id, node_id, step, checkpoint, at (time)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -61,6 +64,8 @@ class KillNodeAfterCheckpoint(tune.Callback):
         if len(self.killed) >= self.victims or not result.get(CHECKPOINT_KEY):
             return
         if result.get("step", 0) < self.after_step or trial.trial_id in {k["trial_id"] for k in self.killed}:
+            return
+        if self.only and not trial.trial_id.endswith(self.only):
             return
         node_id = result["node_id"]
         if node_id in {k["node_id"] for k in self.killed}:
