@@ -89,3 +89,4 @@ def test_a_metric_the_trainer_does_not_report_stops_the_sweep_with_exit_2(tmp_pa
 def test_sweep_is_a_command() -> None:
     result = CliRunner().invoke(app, ["sweep", "--help"])
     assert result.exit_code == 0 and "--run-dir" in result.output and "--config" in result.output
+    assert "--ray-address" in result.output

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from mlflow.tracking import MlflowClient
 
 from coding_framework.config.sweep import load_sweep
 from coding_framework.training.sweep import run_sweep
@@ -61,3 +62,8 @@ def test_a_trial_on_a_lost_node_resumes_from_its_checkpoint_on_another(tmp_path:
     assert results.best is not None and results.best["params"] == {"rollout.temperature": 1.0}
     assert results.summary()["best_metric"] == 1.0
     assert (Path(moved["run_dir"]) / "results.json").is_file()
+    # The trainer's resume continued the trial's MLflow run: the parent and one run per trial, no more.
+    client = MlflowClient(tracking_uri=results.mlflow_uri)
+    experiment = client.get_experiment_by_name(config.experiment)
+    assert len(client.search_runs([experiment.experiment_id])) == 3
+    assert client.get_run(moved["mlflow_run_id"]).info.status == "FINISHED"

@@ -59,7 +59,7 @@ class SweepResults(BaseModel):
         description="Per trial: trial_id, params, metric (last reported), steps, status (completed, "
         "stopped_early, error), run_dir, mlflow_run_id, failures (restarts after a failure), resumed_from "
         "(the step its last restart resumed from), nodes (the Ray node ids it ran on, in order), curve "
-        "([step, metric] as reported)."
+        "([step, metric] as reported: a restarted trial reports the steps after its checkpoint again)."
     )
     best: dict[str, Any] | None = Field(description="The best trial (same fields).")
     metric: str
