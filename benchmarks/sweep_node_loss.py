@@ -7,13 +7,15 @@ One machine plays the cluster (``ray.cluster_utils.Cluster``): a head node witho
 worker nodes of one CPU, the only ones with the ``sweep_node`` resource each trial reserves. The sweep
 trains the tests' tiny model: a grid of learning rates, each run twice (``num_samples 2``, same seed,
 so the two runs of a value are the same run). Once a trial of the first sample has reported a checkpoint
-at step ``--checkpoint-every`` or later, its node is killed (``remove_node(allow_graceful=False)``), up to
-``--kills`` nodes. The second sample of each value is never killed: the killed trial's per-step metric
-is compared with its twin's, which shows the resume continued the same run rather than starting over.
+and then step ``--kill-after-step``, its node is killed (``remove_node(allow_graceful=False)``), up to
+``--kills`` nodes; the steps after the checkpoint are lost and trained again. The second sample of each
+value is never killed: every per-step metric value the killed trial reported is compared with its twin's
+at that step, which shows the resume continued the same run.
 
-Recorded: the kills (trial, node, step of the checkpoint reported), per trial the nodes it ran on, its
-failures, the step it resumed from, the steps trained twice (logged to MLflow on the lost node after the
-checkpoint, then again), whether its curve equals its twin's, and the best trial.
+Recorded: the kills (trial, node, the step reported last and the newest checkpoint's step), per trial the
+nodes it ran on, its failures, the step it resumed from, the steps it reported to Tune (a redone step
+twice), the steps trained twice (logged to MLflow on the lost node and again after the restart), whether
+its values equal its twin's, and the best trial.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--kills", type=int, default=2, help="worker nodes killed, each under a different trial")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--checkpoint-every", type=int, default=2)
+    ap.add_argument("--kill-after-step", type=int, default=3,
+                    help="kill a trial's node once it reported this step (and some checkpoint before)")
     ap.add_argument("--lrs", type=float, nargs="+", default=[0.003, 0.03])
     ap.add_argument("--max-failures", type=int, default=2)
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -87,6 +91,12 @@ def _redone_steps(uri: str, run_id: str | None) -> list[int]:
     return sorted(step for step, n in counts.items() if n > 1)
 
 
+def _same_values(curve: list[list[float]], twin: list[list[float]]) -> bool:
+    """Whether every [step, value] of ``curve`` (a redone step is in it twice) is the twin's at that step."""
+    at = {step: value for step, value in twin}
+    return all(at.get(step) == value for step, value in curve) and {s for s, _ in curve} == set(at)
+
+
 def main() -> None:
     args = _args()
     tmp = Path(tempfile.mkdtemp(prefix="sweep-node-loss-"))
@@ -116,7 +126,7 @@ def main() -> None:
     with LoadMonitor() as load, ray_cluster(workers=args.workers) as cluster:
         names = {n.node_id: f"worker-{i + 1}" for i, n in enumerate(cluster.worker_nodes)}
         print(f"cluster up: head (0 CPUs) + {', '.join(names.values())}", file=sys.stderr, flush=True)
-        killer = KillNodeAfterCheckpoint(cluster, args.checkpoint_every, args.kills, only=first_sample)
+        killer = KillNodeAfterCheckpoint(cluster, args.kill_after_step, args.kills, only=first_sample)
         results = run_sweep(config, base, tmp / "sweep", progress=False,
                             callbacks=[killer, Narrator(names, start)])
     wall = time.time() - start
@@ -138,8 +148,8 @@ def main() -> None:
             "redone_steps": _redone_steps(results.mlflow_uri, t["mlflow_run_id"]),
             "steps_reported": [s for s, _ in t["curve"]],
             METRIC: t["metric"],
-            "curve_equals_unkilled_twin": (t["curve"] == twin["curve"]) if t["trial_id"] in killed_ids
-            and twin else None,
+            "values_equal_unkilled_twin": _same_values(t["curve"], twin["curve"])
+            if t["trial_id"] in killed_ids and twin else None,
         })
     best = results.best or {}
     figures = {
@@ -147,15 +157,17 @@ def main() -> None:
                 "worker nodes mid-run; lost trials restarted from their last reported checkpoint",
         "cluster": {"head": "0 CPUs, no sweep_node", "workers": args.workers, "cpus_per_worker": 1},
         "sweep": {"trials": len(trials), "steps": args.steps, "checkpoint_every": args.checkpoint_every,
+                  "kill_after_step": args.kill_after_step,
                   "max_failures": args.max_failures, "metric": METRIC, "mode": "max", "lrs": args.lrs,
                   "model": "tests' tiny random Qwen2 (tests/fakes/models.py)"},
         "kills": [{"trial_id": k["trial_id"], "node": names[k["node_id"]],
-                   "after_checkpoint_of_step": k["step"], "at_s": round(k["at"] - start, 1)}
+                   "after_step": k["step"], "last_checkpoint_reported": k["checkpoint_step"],
+                   "at_s": round(k["at"] - start, 1)}
                   for k in killer.killed],
         "moved": [{"trial_id": p["trial_id"], "from": p["nodes"][0], "to": p["nodes"][1:],
                    "resumed_from_step": p["resumed_from_step"], "failures": p["failures"],
-                   "redone_steps": p["redone_steps"],
-                   "curve_equals_unkilled_twin": p["curve_equals_unkilled_twin"]}
+                   "redone_steps": p["redone_steps"], "steps_reported": p["steps_reported"],
+                   "values_equal_unkilled_twin": p["values_equal_unkilled_twin"]}
                   for p in per_trial if p["trial_id"] in killed_ids],
         "per_trial": per_trial,
         "completed": sum(t["status"] == "completed" for t in trials),

@@ -44,15 +44,16 @@ def ray_cluster(workers: int, cpus_per_worker: int = 1) -> Iterator[Cluster]:
 
 
 class KillNodeAfterCheckpoint(tune.Callback):
-    """Removes the node of the ``victims`` first trials that report a checkpoint at ``after_step`` or later,
-    abruptly (``allow_graceful=False``: processes killed, as when a machine goes away). ``only``: trial id
-    suffixes (``_00000``) of the trials that may be picked; empty: any."""
+    """Removes the node of the ``victims`` first trials that report step ``after_step`` or later once they
+    have reported a checkpoint, abruptly (``allow_graceful=False``: processes killed, as when a machine
+    goes away). ``only``: trial id suffixes (``_00000``) of the trials that may be picked; empty: any."""
 
     def __init__(
         self, cluster: Cluster, after_step: int = 1, victims: int = 1, only: tuple[str, ...] = ()
     ) -> None:
         self.cluster, self.after_step, self.victims, self.only = cluster, after_step, victims, only
-        self.killed: list[dict[str, Any]] = []  # per kill: trial_id, node_id, step, checkpoint, at (time)
+        self.checkpointed: dict[str, int] = {}  # trial id -> step of its newest reported checkpoint
+        self.killed: list[dict[str, Any]] = []  # per kill: trial_id, node_id, step, checkpoint_step, at
 
     def __getstate__(self) -> dict[str, Any]:
         # Tune pickles its callbacks with the run config; the cluster's processes stay here.
@@ -61,9 +62,11 @@ class KillNodeAfterCheckpoint(tune.Callback):
     def on_trial_result(
         self, iteration: int, trials: list[Any], trial: Any, result: dict[str, Any], **info: Any
     ) -> None:
-        if len(self.killed) >= self.victims or not result.get(CHECKPOINT_KEY):
+        if result.get(CHECKPOINT_KEY):
+            self.checkpointed[trial.trial_id] = result["step"]
+        if len(self.killed) >= self.victims or trial.trial_id not in self.checkpointed:
             return
-        if result.get("step", 0) < self.after_step or trial.trial_id in {k["trial_id"] for k in self.killed}:
+        if result["step"] < self.after_step or trial.trial_id in {k["trial_id"] for k in self.killed}:
             return
         if self.only and not trial.trial_id.endswith(self.only):
             return
@@ -73,4 +76,4 @@ class KillNodeAfterCheckpoint(tune.Callback):
         node = next(n for n in self.cluster.worker_nodes if n.node_id == node_id)
         self.cluster.remove_node(node, allow_graceful=False)
         self.killed.append({"trial_id": trial.trial_id, "node_id": node_id, "step": result["step"],
-                            "checkpoint": result[CHECKPOINT_KEY], "at": time.time()})
+                            "checkpoint_step": self.checkpointed[trial.trial_id], "at": time.time()})

@@ -53,9 +53,10 @@ def test_a_trial_on_a_lost_node_resumes_from_its_checkpoint_on_another(tmp_path:
     moved = trials[killed["trial_id"]]
     assert moved["failures"] == 1 and moved["nodes"][0] == killed["node_id"]
     assert len(moved["nodes"]) == 2 and moved["nodes"][1] != killed["node_id"]
-    # Resumed from the checkpoint the kill followed (or a later one it reported): no step trained twice
-    # made it into the reported curve, and none is missing.
-    assert moved["resumed_from"] is not None and moved["resumed_from"] >= killed["step"] >= 1
+    # Resumed from the checkpoint reported with the step the kill followed (or a later one): no step
+    # trained twice made it into the reported curve, and none is missing.
+    assert killed["checkpoint_step"] == killed["step"] >= 1
+    assert moved["resumed_from"] is not None and moved["resumed_from"] >= killed["step"]
     assert [step for step, _ in moved["curve"]] == list(range(1, STEPS + 1))
     other = next(t for t in trials.values() if t is not moved)
     assert other["failures"] == 0 and other["resumed_from"] is None and len(other["nodes"]) == 1
