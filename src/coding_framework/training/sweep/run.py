@@ -57,8 +57,9 @@ class SweepError(RuntimeError):
 class SweepResults(BaseModel):
     trials: list[dict[str, Any]] = Field(
         description="Per trial: trial_id, params, metric (last reported), steps, status (completed, "
-        "stopped_early, error), run_dir, mlflow_run_id, failures (restarts after a failure), resumed_from "
-        "(the step its last restart resumed from), nodes (the Ray node ids it ran on, in order), curve "
+        "stopped_early, error), run_dir, mlflow_run_id, failures (each followed by a restart, but the last "
+        "of a trial in error), resumed_from (the step its last restart resumed from), nodes (the Ray node "
+        "ids it ran on, in order), curve "
         "([step, metric] as reported: a restarted trial reports the steps after its checkpoint again)."
     )
     best: dict[str, Any] | None = Field(description="The best trial (same fields).")
@@ -171,7 +172,7 @@ def _trial(
         "status": status,
         "run_dir": str(trial_dir),
         "mlflow_run_id": sweep.link_trial(trial_dir, trial_id, status),
-        "failures": restarts.get(trial_id, 0),
+        "failures": restarts.get(trial_id, 0) + (status == "error"),
         "resumed_from": int(resumed) if isinstance(resumed, int | float) else None,
         "nodes": nodes,
         "curve": curve,
