@@ -73,11 +73,12 @@ def test_a_bad_sweep_file_is_one_line_and_exit_2(tmp_path: Path, text: str | Non
 
 @pytest.mark.slow
 def test_a_metric_the_trainer_does_not_report_stops_the_sweep_with_exit_2(tmp_path: Path) -> None:
-    """Found by the first trial at its first step (its own Ray session; Tune fails fast)."""
+    """Found by the first trial at its first step (its own Ray session; with max_failures 0 Tune fails fast
+    instead of restarting the trial)."""
     tiny_config(tmp_path, steps=1, eval={"baseline": False}, audit={"every": 0},
                 tracking={"registered_model": None, "log_checkpoints": False})
     space = {"rollout.temperature": {"type": "grid", "values": [1.0]}}
-    sweep = {"base": "tiny.yaml", "search_space": space, "metric": "rewrd"}
+    sweep = {"base": "tiny.yaml", "search_space": space, "metric": "rewrd", "max_failures": 0}
     code, output = _invoke(tmp_path, _sweep(tmp_path, yaml.safe_dump(sweep)))
     assert code == 2, output
     assert "error: metric 'rewrd' is not a metric the trainer reports; it reports: [" in output
@@ -88,3 +89,4 @@ def test_a_metric_the_trainer_does_not_report_stops_the_sweep_with_exit_2(tmp_pa
 def test_sweep_is_a_command() -> None:
     result = CliRunner().invoke(app, ["sweep", "--help"])
     assert result.exit_code == 0 and "--run-dir" in result.output and "--config" in result.output
+    assert "--ray-address" in result.output

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -24,12 +26,16 @@ from typer.testing import CliRunner
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, SweepConfig
 from coding_framework.config.sweep import apply_dotted, check_training_key, load_sweep
+from coding_framework.training.checkpoint import CheckpointManager
 from coding_framework.training.sweep import trial_count, tune_space
 from coding_framework.training.sweep.plot import plot_sweep
 from coding_framework.training.sweep.progress import SweepProgress
+from coding_framework.training.sweep.run import _failure_config
+from coding_framework.training.sweep.trial import _restore
 from tests.training._tiny_run import tiny_config
 
 TEMPERATURES = [1.0, 0.8, 0.6, 0.4]
+TEMPERATURE_GRID = {"rollout.temperature": {"type": "grid", "values": TEMPERATURES}}
 
 
 def _space(**dims: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +140,42 @@ def test_the_progress_callback_pickles_and_counts_early_stops() -> None:
         bar.on_trial_result(0, [], trial, {"reward_mean": 0.5 - i})
         bar.on_trial_complete(0, [], trial)
     assert (bar.done, bar.stopped, bar.failed, bar.best, bar.running) == (2, 1, 0, 0.5, set())
+
+
+def test_restarts_are_counted_per_trial() -> None:
+    bar = SweepProgress(total=2, metric="reward_mean", mode="max", enabled=False)
+    for trial_id in ("a", "a", "b"):
+        bar.on_trial_recover(0, [], SimpleNamespace(trial_id=trial_id))
+    assert bar.restarts == {"a": 2, "b": 1}
+
+
+@pytest.mark.parametrize(("max_failures", "expected"), [(0, (0, True)), (2, (2, False))])
+def test_max_failures_0_fails_fast_and_more_restart_trials(
+    max_failures: int, expected: tuple[int, bool]
+) -> None:
+    config = _failure_config(SweepConfig(search_space=TEMPERATURE_GRID, max_failures=max_failures))
+    assert (config.max_failures, config.fail_fast) == expected
+
+
+def _write(step: int) -> Callable[[Path], None]:
+    return lambda out: (out / "state.json").write_text(json.dumps({"step": step}))
+
+
+def test_a_restart_puts_tunes_checkpoint_back_and_drops_newer_ones(tmp_path: Path) -> None:
+    """As on a new node without the trial's files: Tune's copy of step 2 becomes the newest checkpoint."""
+    manager = CheckpointManager(tmp_path / "run" / "checkpoints", keep_last=5)
+    for step in (1, 2, 3):
+        manager.save(step, _write(step))
+    shutil.copytree(manager.path_for(2), tmp_path / "tune-storage")
+    shutil.rmtree(manager.path_for(2))
+    assert _restore(tune.Checkpoint.from_directory(tmp_path / "tune-storage"), manager) == 2
+    assert manager.steps() == [1, 2] and manager.latest() is not None and manager.latest().step == 2
+
+
+def test_a_restart_before_any_reported_checkpoint_starts_over(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path / "checkpoints")
+    manager.save(1, _write(1))  # saved, but the trial died before reporting it
+    assert _restore(None, manager) == 0 and manager.steps() == []
 
 
 def test_the_plot_draws_every_trial(tmp_path: Path) -> None:

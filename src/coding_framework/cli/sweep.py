@@ -20,6 +20,11 @@ def sweep(
         Path, typer.Option(help="Where the trials' run directories, the MLflow store and Tune's state go.")
     ],
     progress: Annotated[bool, typer.Option(help="Show the trials' progress bar (stderr).")] = True,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Join this Ray cluster (e.g. auto) instead of starting a local one of ray_cpus; "
+                     "--run-dir must then be on storage every node shares."),
+    ] = None,
 ) -> None:
     """Train one trial per sampled config; the last stdout line is a JSON object: trials and the best."""
     from coding_framework.config import ConfigError
@@ -32,7 +37,7 @@ def sweep(
     from coding_framework.training.sweep import SweepError, run_sweep
 
     try:
-        results = run_sweep(sweep_config, base, run_dir, progress=progress)
+        results = run_sweep(sweep_config, base, run_dir, progress=progress, ray_address=ray_address)
     except ConfigError as exc:
         fail(str(exc).replace("\n", " "))
     except (SweepError, OSError) as exc:

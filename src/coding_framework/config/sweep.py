@@ -137,6 +137,18 @@ class SweepConfig(StrictModel):
     cpus_per_trial: float = Field(
         1.0, gt=0, description="CPUs Ray reserves per trial (`tune.with_resources`)."
     )
+    trial_resources: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=dict,
+        description="Custom Ray resources each trial reserves besides its CPUs: `{sweep_node: 1}` runs "
+        "trials only on nodes started with `--resources '{\"sweep_node\": N}'` (the workers, not the head).",
+    )
+    max_failures: int = Field(
+        2,
+        ge=0,
+        description="Restarts of a failed trial (a lost node, a killed worker) from its last checkpoint "
+        "before it counts as an error; the sweep goes on with the other trials. 0: the first failure stops "
+        "the sweep.",
+    )
     max_concurrent_trials: int = Field(2, ge=1, description="Trials running at once.")
     ray_cpus: int = Field(2, ge=1, description="CPUs of the local Ray cluster the sweep starts.")
     seed: int = Field(0, description="Seeds the draws from the search space.")

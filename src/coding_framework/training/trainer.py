@@ -101,8 +101,8 @@ class Trainer:
     ``config.device``. The global state the run sets is restored when ``run()`` returns or raises; a
     trainer that is built but never run gives it back with ``close()`` (or a ``with`` block).
 
-    ``on_step(step, metrics)`` is called after each step's metrics are logged (a sweep reports them to
-    Ray Tune from there); what it raises ends the run.
+    ``on_step(step, metrics)`` is called after each step's metrics are logged and its checkpoint, if the
+    step has one, is saved (a sweep reports both to Ray Tune from there); what it raises ends the run.
     """
 
     def __init__(
@@ -414,12 +414,12 @@ class Trainer:
                 self.history.append(StepRecord(step=self.step, metrics=metrics))
                 trackers.log_metrics(metrics, step=self.step)
                 bar.update(task, completed=self.step, info=_progress_info(metrics))
-                if self.on_step is not None:
-                    self.on_step(self.step, metrics)
                 if "kl/ref" in metrics and self.updater.monitor.update(metrics["kl/ref"], self.step):
                     early_stop = self.updater.monitor.reason
                 if self.step % cfg.checkpoint.every == 0 or self.step == cfg.steps or early_stop:
                     self._save(trackers)
+                if self.on_step is not None:
+                    self.on_step(self.step, metrics)
         return self._finish(grader, trackers, start, early_stop)
 
     def _one_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:

@@ -1,5 +1,5 @@
 """The sweep's progress on stderr: a Ray Tune callback driving a rich bar of trials done, running and
-stopped early, and the best metric so far."""
+stopped early, restarts of failed trials, and the best metric so far."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class SweepProgress(Callback):
         self.metric, self.sign = metric, 1.0 if mode == "max" else -1.0
         self.running: set[str] = set()
         self.done = self.stopped = self.failed = 0
+        self.restarts: dict[str, int] = {}  # trial id -> times Tune restarted it after a failure
         self.best: float | None = None
         self.bar = Progress(
             TextColumn("[bold]sweep trials"),
@@ -48,7 +49,8 @@ class SweepProgress(Callback):
     def _refresh(self) -> None:
         best = "-" if self.best is None else f"{self.best:.3f}"
         info = (
-            f"running {len(self.running)}  stopped early {self.stopped}  failed {self.failed}  "
+            f"running {len(self.running)}  stopped early {self.stopped}  restarted "
+            f"{sum(self.restarts.values())}  failed {self.failed}  "
             f"best {self.metric} {best}"
         )
         self.bar.update(self.task, completed=self.done, info=info)
@@ -71,6 +73,10 @@ class SweepProgress(Callback):
         last = trial.last_result or {}
         if STEP in last and not last.get(FINISHED):
             self.stopped += 1
+        self._refresh()
+
+    def on_trial_recover(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self.restarts[trial.trial_id] = self.restarts.get(trial.trial_id, 0) + 1
         self._refresh()
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:

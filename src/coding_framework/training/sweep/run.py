@@ -1,5 +1,10 @@
-"""Run a sweep: a local Ray cluster (no dashboard), Ray Tune with ASHA over ``train_trial``, CPU resources
-per trial, and the outcome in the sweep's MLflow store and ``sweep.json``.
+"""Run a sweep: a local Ray cluster (no dashboard) or an existing one, Ray Tune with ASHA over
+``train_trial``, CPU (and custom) resources per trial, and the outcome in the sweep's MLflow store and
+``sweep.json``.
+
+A failed trial (its node lost, its worker killed) is restarted up to ``max_failures`` times from the last
+checkpoint it reported, on any node with room; Tune keeps each trial's newest checkpoint under
+``<run_dir>/tune``, so on a real cluster the run directory must be on storage every node shares.
 
 The best trial is the best by its last reported metric among the trials that finished all their steps
 (among all trials when none did): a trial ASHA stopped early was behind when it stopped.
@@ -11,6 +16,7 @@ import contextlib
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +33,14 @@ from coding_framework.training.sweep.plot import plot_sweep
 from coding_framework.training.sweep.progress import SweepProgress
 from coding_framework.training.sweep.space import trial_count, tune_space
 from coding_framework.training.sweep.tracking import STOPPED_EARLY, SweepRun
-from coding_framework.training.sweep.trial import FINISHED, STEP, TRIALS_DIR, train_trial
+from coding_framework.training.sweep.trial import (
+    FINISHED,
+    NODE,
+    RESUMED_FROM,
+    STEP,
+    TRIALS_DIR,
+    train_trial,
+)
 
 __all__ = ["SWEEP_FILE", "SweepError", "SweepResults", "run_sweep"]
 
@@ -38,13 +51,16 @@ PLOT_FILE = "sweep.png"
 
 
 class SweepError(RuntimeError):
-    """A trial failed: Tune stops the sweep at the first failure; the message is the trial's error."""
+    """A trial failed, restarts included (``max_failures``); the message is the trial's error."""
 
 
 class SweepResults(BaseModel):
     trials: list[dict[str, Any]] = Field(
         description="Per trial: trial_id, params, metric (last reported), steps, status (completed, "
-        "stopped_early, error), run_dir, mlflow_run_id, curve ([step, metric] as reported)."
+        "stopped_early, error), run_dir, mlflow_run_id, failures (each followed by a restart, but the last "
+        "of a trial in error), resumed_from (the step its last restart resumed from), nodes (the Ray node "
+        "ids it ran on, in order), curve "
+        "([step, metric] as reported: a restarted trial reports the steps after its checkpoint again)."
     )
     best: dict[str, Any] | None = Field(description="The best trial (same fields).")
     metric: str
@@ -89,7 +105,15 @@ def _scheduler(sweep: SweepConfig, steps: int) -> TrialScheduler:
     )
 
 
-def _tuner(sweep: SweepConfig, base: dict[str, Any], run_dir: Path, uri: str, progress: SweepProgress) -> Any:
+def _failure_config(sweep: SweepConfig) -> tune.FailureConfig:
+    if sweep.max_failures == 0:
+        return tune.FailureConfig(fail_fast=True)
+    return tune.FailureConfig(max_failures=sweep.max_failures)
+
+
+def _tuner(
+    sweep: SweepConfig, base: dict[str, Any], run_dir: Path, uri: str, callbacks: list[tune.Callback]
+) -> Any:
     trainable = tune.with_parameters(
         train_trial,
         base=base,
@@ -99,7 +123,7 @@ def _tuner(sweep: SweepConfig, base: dict[str, Any], run_dir: Path, uri: str, pr
         experiment=sweep.experiment,
     )
     return tune.Tuner(
-        tune.with_resources(trainable, {"cpu": sweep.cpus_per_trial}),
+        tune.with_resources(trainable, {"cpu": sweep.cpus_per_trial, **sweep.trial_resources}),
         param_space=tune_space(sweep),
         tune_config=tune.TuneConfig(
             metric=sweep.metric,
@@ -115,13 +139,17 @@ def _tuner(sweep: SweepConfig, base: dict[str, Any], run_dir: Path, uri: str, pr
             name="tune",
             storage_path=str(run_dir),
             verbose=0,
-            callbacks=[progress],
-            failure_config=tune.FailureConfig(fail_fast=True),
+            callbacks=callbacks,
+            failure_config=_failure_config(sweep),
+            # The trainer keeps its own checkpoints; Tune's copy is only for a restart.
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
         ),
     )
 
 
-def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str, Any]:
+def _trial(
+    result: Any, run_dir: Path, sweep: SweepRun, metric: str, restarts: dict[str, int]
+) -> dict[str, Any]:
     last = result.metrics or {}
     trial_id = str(last.get("trial_id") or Path(result.path).name)
     status = "completed" if last.get(FINISHED) else STOPPED_EARLY
@@ -130,9 +158,12 @@ def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str
     trial_dir = run_dir / TRIALS_DIR / trial_id
     value = last.get(metric)
     frame = result.metrics_dataframe  # every result the trial reported
-    curve = []
+    curve, nodes = [], []
     if frame is not None and STEP in frame and metric in frame:
         curve = [[int(s), float(v)] for s, v in frame[[STEP, metric]].dropna().itertuples(index=False)]
+    if frame is not None and NODE in frame:
+        nodes = [str(n) for n in dict.fromkeys(frame[NODE].dropna())]
+    resumed = last.get(RESUMED_FROM)
     return {
         "trial_id": trial_id,
         "params": dict(result.config or {}),
@@ -141,6 +172,9 @@ def _trial(result: Any, run_dir: Path, sweep: SweepRun, metric: str) -> dict[str
         "status": status,
         "run_dir": str(trial_dir),
         "mlflow_run_id": sweep.link_trial(trial_dir, trial_id, status),
+        "failures": restarts.get(trial_id, 0) + (status == "error"),
+        "resumed_from": int(resumed) if isinstance(resumed, int | float) else None,
+        "nodes": nodes,
         "curve": curve,
     }
 
@@ -164,15 +198,15 @@ def _raise_first_error(results: list[Any]) -> None:
     last = lines[-1] if lines else type(errors[0]).__name__
     if isinstance(errors[0], ConfigError):
         raise ConfigError(last.removeprefix(f"{ConfigError.__module__}.{ConfigError.__name__}: "))
-    raise SweepError(f"a trial failed, so the sweep stopped: {last}")
+    raise SweepError(f"a trial failed: {last}")
 
 
 def _outcome(
-    grid: Any, out: Path, parent: SweepRun, sweep: SweepConfig
+    grid: Any, out: Path, parent: SweepRun, sweep: SweepConfig, restarts: dict[str, int]
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, Path]:
     """The trials, the best and the plot, recorded in the parent run; raises if a trial failed."""
     results = [grid[i] for i in range(len(grid))]
-    trials = [_trial(r, out, parent, sweep.metric) for r in results]
+    trials = [_trial(r, out, parent, sweep.metric, restarts) for r in results]
     best = _best(trials, sweep.mode)
     plot = plot_sweep(trials, best, sweep.metric, out / PLOT_FILE)
     parent.record(trials, best, sweep.metric, plot)
@@ -181,10 +215,18 @@ def _outcome(
 
 
 def run_sweep(
-    sweep: SweepConfig, base: dict[str, Any], run_dir: str | Path, *, progress: bool = True
+    sweep: SweepConfig,
+    base: dict[str, Any],
+    run_dir: str | Path,
+    *,
+    progress: bool = True,
+    ray_address: str | None = None,
+    callbacks: Sequence[tune.Callback] = (),
 ) -> SweepResults:
-    """Run ``sweep`` over ``base`` (from ``config.sweep.load_sweep``) in ``run_dir``. Starts a local Ray
-    cluster of ``sweep.ray_cpus`` CPUs and shuts it down after, unless Ray is already initialised."""
+    """Run ``sweep`` over ``base`` (from ``config.sweep.load_sweep``) in ``run_dir``. Unless Ray is already
+    initialised, joins the cluster at ``ray_address`` (``auto``: the one this node belongs to) or starts a
+    local one of ``sweep.ray_cpus`` CPUs, and leaves it after. ``callbacks`` are Tune callbacks added to
+    the progress bar's."""
     start = time.perf_counter()
     check_values(sweep, base)
     out = Path(run_dir).resolve()
@@ -193,7 +235,9 @@ def run_sweep(
     owns_ray = not ray.is_initialized()
     status = "FAILED"
     try:
-        if owns_ray:
+        if owns_ray and ray_address is not None:
+            ray.init(address=ray_address, log_to_driver=False, logging_level=logging.WARNING)
+        elif owns_ray:
             ray.init(
                 num_cpus=sweep.ray_cpus,
                 include_dashboard=False,
@@ -204,8 +248,8 @@ def run_sweep(
         with contextlib.redirect_stdout(sys.stderr), SweepProgress(
             trial_count(sweep), sweep.metric, sweep.mode, progress
         ) as bar:
-            grid = _tuner(sweep, base, out, parent.uri, bar).fit()
-        trials, best, plot = _outcome(grid, out, parent, sweep)
+            grid = _tuner(sweep, base, out, parent.uri, [bar, *callbacks]).fit()
+        trials, best, plot = _outcome(grid, out, parent, sweep, bar.restarts)
         status = "FINISHED"
     finally:
         if owns_ray:
