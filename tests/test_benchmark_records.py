@@ -17,7 +17,7 @@ from coding_framework.models.checksums import weights_checksum
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in ("__init__.py", "machine.py"))
 # Converted on their own branches of issue 26; strict, so this goes once those are merged.
-OWN_BRANCH = {"executor_limits.py", "grader_vs_humaneval.py", "per_role_compare.py"}
+OWN_BRANCH = {"executor_limits.py", "per_role_compare.py"}
 
 
 def _is_results_path(node: ast.AST) -> bool:
