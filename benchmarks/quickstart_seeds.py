@@ -43,6 +43,8 @@ def summary(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
         "min_gain": min(gains),
         "max_gain": max(gains),
         "every_seed_improved": all(g > 0 for g in gains),
+        "gain_points": {"mean": round(100 * statistics.fmean(gains), 1), "min": round(100 * min(gains), 1),
+                        "max": round(100 * max(gains), 1)},
     }
 
 
