@@ -30,8 +30,10 @@ per-problem pass rates (each problem's 2 samples). The pooled tests hold the tra
 say whether these models differ on these problems, not whether another training seed would.
 
 The budget (``BUDGET``): 4 steps of 8 problems x 4 episodes, 128 draft tokens, 48 review tokens, 50 held-out
-problems; one run takes about 3-4 minutes alone on a 2-core AMD EPYC, so 3 seeds x 2 arms stay well under
-30 minutes. ``--tiny`` (2 steps of 4 x 4, 20 held-out problems) checks that the script works.
+problems; one run takes about 2-3 minutes alone on a 2-core AMD EPYC (the LoRA arms' warm start adds about
+a minute), so 3 seeds x 3 arms take about half an hour alone, more under load (the result records the
+load). ``--tiny`` (2 steps of 4 x 4, 20 held-out problems) checks that the script works. The LoRA rate
+(``LORA_LR``) was tuned on seed 0's ``per_role`` arm, which favours ``per_role`` on seed 0 if anything.
 """
 
 from __future__ import annotations
