@@ -2,6 +2,15 @@
 
 Reproduce:  .venv/bin/python benchmarks/per_role_compare.py --seeds 0 1 2
 
+or one seed per process, side by side, then pooled (how the committed result was made, on a busy machine):
+
+    for s in 0 1 2; do .venv/bin/python benchmarks/per_role_compare.py --seeds $s \
+        --arms shared_lora per_role shared --out benchmarks/results/per_role_compare_parts/seed$s.json & done
+    wait; .venv/bin/python benchmarks/per_role_compare.py \
+        --combine benchmarks/results/per_role_compare_parts/*.json
+
+The result file is rewritten after every finished run (``runs_done`` of ``runs_planned``).
+
 Same embedded base, same budget, two-round episodes (draft, the Executor's verdict and the LLM Reviewer's
 review, one revision), GRPO, for each seed:
 
@@ -292,6 +301,42 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def figures_for(rows: list[dict[str, Any]], settings: dict[str, Any], planned: int) -> dict[str, Any]:
+    """The result file's figures over the runs done so far (``planned`` runs were asked for)."""
+    summary = summarize(rows)
+    tests = paired_tests(rows)
+    return {**settings, "runs_planned": planned, "runs_done": len(rows), "runs": rows, "summary": summary,
+            "paired_tests": tests, "table": table(summary), "tests_table": tests_table(tests)}
+
+
+def combine(files: list[Path], out: Path) -> int:
+    """One result from the result files of separate invocations (e.g. one per seed, run side by side):
+    their runs pooled, the tests redone; each file's machine record (load included) is kept under
+    ``parts``."""
+    from benchmarks.machine import RECORD_KEYS, model_sha256, write_result
+    from coding_framework.embedded import ensure_embedded_model
+
+    parts = {str(f): json.loads(f.read_text()) for f in files}
+    keys = ("budget", "arm_overrides", "lora_lr", "warm_start")
+    first = next(iter(parts.values()))
+    model_dir = ensure_embedded_model(arm_config(ARMS[0], 0, False, True, True).embedded)
+    if any(part[k] != first[k] for part in parts.values() for k in keys):
+        print(f"error: the files differ in {keys}", file=sys.stderr)
+        return 2
+    if {part["model_sha256"] for part in parts.values()} != {model_sha256(model_dir)}:
+        print(f"error: the files were not all measured on {model_dir}", file=sys.stderr)
+        return 2
+    rows = [row for part in parts.values() for row in part["runs"]]
+    planned = sum(part["runs_planned"] for part in parts.values())
+    records = {f: {k: part[k] for k in RECORD_KEYS if k != "packages"} for f, part in parts.items()}
+    figures = {**figures_for(rows, {k: first[k] for k in keys}, planned), "parts": records}
+    write_result(out, figures, model_dir=model_dir)
+    plot(rows, out.with_suffix(".png"))
+    print(figures["table"])
+    print(figures["tests_table"])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.machine import LoadMonitor, write_result
     from coding_framework.config import ConfigError
@@ -299,43 +344,43 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS,
+                    help="in this order for each seed; the first evaluates the seed's baseline")
     ap.add_argument("--tiny", action="store_true", help="a small check that the script works (see TINY)")
     ap.add_argument("--lora-lr", type=float, default=LORA_LR, help="the LoRA arms' learning rate")
     ap.add_argument("--no-warm-start", action="store_true", help="skip the Reviewer's warm start")
     ap.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write (a .png goes beside it)")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="RESULT",
+                    help="pool these result files' runs into --out instead of running anything")
     args = ap.parse_args(argv)
+    if args.combine:
+        return combine(args.combine, args.out)
     rows: list[dict[str, Any]] = []
     warm = not args.no_warm_start
+    settings = {"budget": {**BUDGET, **(TINY if args.tiny else {})}, "arm_overrides": ARM_OVERRIDES,
+                "lora_lr": args.lora_lr, "warm_start": warm}
+    planned = len(args.seeds) * len(args.arms)
     try:
         configs = [arm_config(arm, args.seeds[0], args.tiny, warm, True, args.lora_lr) for arm in args.arms]
         model_dir = ensure_embedded_model(configs[0].embedded)
         with LoadMonitor() as load, tempfile.TemporaryDirectory(prefix="per-role-") as tmp:
             for seed in args.seeds:
-                runs = [run_one(arm, seed, Path(tmp) / f"{arm}-{seed}", args.tiny, warm,
-                                baseline=i == 0, lora_lr=args.lora_lr)
-                        for i, arm in enumerate(args.arms)]
-                for row in runs[1:]:  # same weights, problems and seeds: the first arm's baseline is theirs
+                first: dict[str, Any] = {}
+                for i, arm in enumerate(args.arms):
+                    row = run_one(arm, seed, Path(tmp) / f"{arm}-{seed}", args.tiny, warm,
+                                  baseline=i == 0, lora_lr=args.lora_lr)
+                    first = first or row
+                    # Same weights, problems and seeds: the seed's first arm's baseline is every arm's.
                     for key in ("baseline_pass@1", "baseline_usefulness", "baseline_reviews_judged",
                                 "baseline_by_task"):
-                        row[key] = runs[0][key]
-                rows += runs
+                        row[key] = first[key]
+                    rows.append(row)
+                    # Written after every run, so a run cut short still leaves the runs it finished.
+                    write_result(args.out, figures_for(rows, settings, planned), load, model_dir=model_dir)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = summarize(rows)
-    tests = paired_tests(rows)
-    figures = {
-        "budget": {**BUDGET, **(TINY if args.tiny else {})},
-        "arm_overrides": ARM_OVERRIDES,
-        "lora_lr": args.lora_lr,
-        "warm_start": warm,
-        "runs": rows,
-        "summary": summary,
-        "paired_tests": tests,
-        "table": table(summary),
-        "tests_table": tests_table(tests),
-    }
+    figures = figures_for(rows, settings, planned)
     write_result(args.out, figures, load, model_dir=model_dir)
     plot(rows, args.out.with_suffix(".png"))
     print(figures["table"])
