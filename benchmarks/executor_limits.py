@@ -23,7 +23,9 @@ solution only (``LimitLearner.calibrate``, its ``repetitions`` runs, under the a
 
 In-sample, a calibration run cannot time out under its own learned limit unless the ceiling clamps it
 (the limit is ``time_margin`` x the slowest calibration run + slack); ``calibration_problems_over_limit``
-counts the problems where it did. Results go to benchmarks/results/executor_limits.json and .png.
+counts the problems where it did, and ``calibration_runs_failed`` the calibration runs that failed under
+the ceiling itself (a reference slower than the flat timeout). Results go to
+benchmarks/results/executor_limits.json and .png.
 """
 
 from __future__ import annotations
@@ -116,6 +118,10 @@ def run_arm(problems: list[Problem], config: SandboxConfig, reps: int, load: int
             arm["calibration_problems_over_limit"] = sum(
                 t is not None and t.slowest_s > limit for t, limit in zip(timings, timeouts, strict=True)
             )
+            failed = {p.task_id: len(t.references_failed) for p, t in zip(problems, timings, strict=True)
+                      if t is not None and t.references_failed}
+            arm["calibration_runs_failed"] = {"runs": sum(failed.values()), "tasks": sorted(failed)}
+            arm["problems_at_floor"] = sum(t <= grader.limits.config.time_floor_s for t in timeouts)
         with busy(load):
             drafts = [(p, slow_draft(p, i)) for i, p in enumerate(problems)]
             start = time.perf_counter()
