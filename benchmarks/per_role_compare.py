@@ -295,7 +295,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(title)
         ax.legend()
     seeds = sorted({r["seed"] for r in rows})
-    fig.suptitle(f"shared policy vs per-role adapters, seeds {seeds} (bars: mean, whiskers: sd, dots: seeds)")
+    fig.suptitle(f"full fine-tune, shared LoRA, per-role LoRA; seeds {seeds} "
+                 "(bars: mean, whiskers: sd, dots: seeds)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
