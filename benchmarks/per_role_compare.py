@@ -179,13 +179,15 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _seed_pvalues(diffs: list[float]) -> dict[str, Any]:
-    """Two-sided p of a paired t-test and of an exact sign-flip test on the per-seed differences."""
+    """Two-sided p of a paired t-test (3 seeds or more) and of an exact sign-flip test on the per-seed
+    differences."""
     from itertools import product
 
     from scipy.stats import ttest_1samp
 
     mean = statistics.fmean(diffs)
-    t_p = float(ttest_1samp(diffs, 0.0).pvalue) if len(diffs) > 1 and len(set(diffs)) > 1 else None
+    # With fewer than 3 seeds (one degree of freedom) the t-test's p rests on its normality assumption alone.
+    t_p = float(ttest_1samp(diffs, 0.0).pvalue) if len(diffs) >= 3 and len(set(diffs)) > 1 else None
     flips = [statistics.fmean(s * d for s, d in zip(signs, diffs, strict=True))
              for signs in product((1, -1), repeat=len(diffs))]
     flip_p = sum(abs(f) >= abs(mean) - 1e-12 for f in flips) / len(flips)
