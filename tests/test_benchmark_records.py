@@ -16,8 +16,6 @@ from coding_framework.models.checksums import weights_checksum
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in ("__init__.py", "machine.py"))
-# Converted on their own branches of issue 26; strict, so this goes once those are merged.
-OWN_BRANCH = {"executor_limits.py", "per_role_compare.py"}
 
 
 def _is_results_path(node: ast.AST) -> bool:
@@ -106,11 +104,7 @@ def calls_write_result(source: str) -> bool:
     )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="converted on its own branch"))
-     if n in OWN_BRANCH else n for n in SCRIPTS],
-)
+@pytest.mark.parametrize("name", SCRIPTS)
 def test_benchmark_writes_results_through_write_result(name: str) -> None:
     source = (BENCHMARKS / name).read_text()
     assert hand_rolled_result_writes(source) == []
