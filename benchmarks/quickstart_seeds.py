@@ -5,7 +5,8 @@ Reproduce (each seed files its own result; this script only reads them):
     coding-framework quickstart --seed N --results-dir benchmarks/results/quickstart     # N = 0, 1, 2
     python benchmarks/quickstart_seeds.py                                                 # the shipped build
 
-``--compare DIR`` adds, for each seed filed under both, how far the other run's figures are from these:
+``--compare DIR`` adds, for each seed filed under both, how far the other run's figures are from these
+(and, while both runs' directories exist, their trained weights and per-step rewards):
 with ``DIR`` filled by the same runs under other float kernels (``ATEN_CPU_CAPABILITY=avx2
 MKL_ENABLE_INSTRUCTIONS=AVX2 DNNL_MAX_CPU_ISA=AVX2``), that is how much RL's own arithmetic moves the result
 when every machine starts from the same weights. Writes ``<results dir>/<build>/summary.json``.
@@ -53,7 +54,26 @@ def compare(runs: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]]) -
     return {seed: {k: round(other[seed][k] - runs[seed][k], 4) for k in FIGURES} | {
         "same_starting_weights": other[seed]["model_sha256"] == runs[seed]["model_sha256"],
         "arithmetic": other[seed].get("arithmetic"),
-    } for seed in shared}
+    } | trained_apart(runs[seed], other[seed]) for seed in shared}
+
+
+def trained_apart(run: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """How far the two runs' trained weights and per-step rewards are apart, while both run dirs exist."""
+    import torch
+    from safetensors.torch import load_file
+
+    weights = [Path(r["final_model_dir"]) / "model.safetensors" for r in (run, other)]
+    histories = [Path(r["run_dir"]) / "results.json" for r in (run, other)]
+    if not all(p.is_file() for p in (*weights, *histories)):
+        return {}
+    a, b = (load_file(p) for p in weights)
+    rewards = [[s["metrics"]["reward_mean"] for s in json.loads(p.read_text())["history"]] for p in histories]
+    return {
+        "weights_max_abs_diff": max((a[k] - b[k]).abs().max().item() for k in a),
+        "weights_differing": sum(int(torch.ne(a[k], b[k]).sum()) for k in a),
+        "weights_total": sum(t.numel() for t in a.values()),
+        "reward_mean_per_step_equal": rewards[0] == rewards[1],
+    }
 
 
 def main() -> None:
