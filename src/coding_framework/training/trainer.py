@@ -385,6 +385,11 @@ class Trainer:
             results.write()
             status = "FINISHED"
             return results
+        except (KeyboardInterrupt, SystemExit):
+            # Stopped from outside (Ctrl-C; a sweep's scheduler, whose stop arrives as SystemExit from
+            # tune.report while Tune moves on without waiting for this thread): not a failure.
+            status = "KILLED"
+            raise
         finally:
             trackers.finish(status)
 

@@ -45,7 +45,8 @@ class SweepRun:
 
     def link_trial(self, run_dir: Path, trial_id: str, status: str) -> str | None:
         """Nest the trial's trainer run under this one and tag its status; a trial that the scheduler
-        stopped is marked KILLED (its trainer saw the stop as an error). Returns its run id, if it began."""
+        stopped is marked KILLED, as its trainer marks it when the stop reaches it (Tune does not wait for
+        that). Returns its run id, if it began."""
         record = run_dir / TRACKING_FILE
         if not record.is_file():
             return None
