@@ -14,7 +14,8 @@ import yaml
 
 from tests.fakes.models import tiny_model_dir
 
-TIMING = ("seconds/", "charts/tokens_per_s", "charts/samples_per_s")
+TIMING = ("seconds/", "charts/tokens_per_s", "charts/samples_per_s", "async/idle_s", "async/generator_idle_s",
+          "memory/")
 
 TINY_RUN: dict[str, Any] = {
     "algorithm": "grpo",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.training._tiny_run import comparable, tiny_config
+from tests.training._tiny_run import TINY_RUN, comparable, tiny_config
 
 pytestmark = pytest.mark.slow
 
@@ -76,3 +76,30 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
     weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]
     assert weights[0] == weights[1]
     assert resumed["mlflow_run_id"] == json.loads((run / "tracking.json").read_text())["mlflow_run_id"]
+
+
+def test_an_asynchronous_run_resumes_its_batches_in_flight(tmp_path: Path) -> None:
+    """K = 1: each checkpoint holds the batch already submitted for the next step and the weights that
+    sample it; the resumed run regenerates it and ends like the uninterrupted one."""
+    config = tiny_config(tmp_path, steps=4, rollout={**TINY_RUN["rollout"], "max_staleness": 1},
+                         algo={**TINY_RUN["algo"], "off_policy_correction": "tis"})
+    reference, _ = _finish(_train(config, tmp_path / "straight"))
+    assert reference["max_staleness"] == 1 and reference["samples_per_s"] > 0
+
+    run = tmp_path / "killed"
+    proc = _train(config, run)
+    _wait_for(run / "checkpoints" / "step-000002" / "manifest.json", proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert (run / "checkpoints" / "step-000002" / "inflight.pt").is_file()
+
+    resumed, log = _finish(_train(config, run, "--resume"))
+    assert "resumed_batches=1" in log
+    straight = json.loads((tmp_path / "straight" / "results.json").read_text())
+    again = json.loads((run / "results.json").read_text())
+    assert comparable(again["history"]) == comparable(straight["history"])
+    assert [r["metrics"]["async/staleness_mean"] for r in straight["history"]] == [0.0, 1.0, 1.0, 1.0]
+    for key in ("reward_mean", "heldout_pass@1", "audit_offending_tokens"):
+        assert resumed[key] == reference[key], key
+    weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]
+    assert weights[0] == weights[1]

@@ -54,6 +54,25 @@ def train(
         typer.Option("--eval", help="A benchmark evaluated before, during and after training (repeatable); "
                      "replaces the config's eval.benchmarks."),
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(help="local | vllm: what samples the rollouts (default: the config's rollout.engine); "
+                     "vllm starts a server from .venv-vllm (or $CODING_FRAMEWORK_VLLM_VENV)."),
+    ] = None,
+    engine_url: Annotated[
+        str | None,
+        typer.Option(help="URL@MODEL: attach to a running vLLM server instead of starting one (implies "
+                     "--engine vllm)."),
+    ] = None,
+    max_staleness: Annotated[
+        int | None,
+        typer.Option(min=0, help="K: rollouts come from weights at most K versions old; 0 is synchronous "
+                     "(default: the config's rollout.max_staleness)."),
+    ] = None,
+    off_policy_correction: Annotated[
+        str | None,
+        typer.Option(help="none | tis | mis (default: the config's algo.off_policy_correction)."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
 ) -> None:
     """Train with RL; the last stdout line is a JSON object with the final metrics, the data's sha256 and
@@ -68,7 +87,10 @@ def train(
     try:
         flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device,
                  "model": model_flag(model) if model is not None else None, "data.train": train_data or None,
-                 "data.heldout": heldout_data, "eval.benchmarks": eval_data or None}
+                 "data.heldout": heldout_data, "eval.benchmarks": eval_data or None,
+                 "rollout.engine": "vllm" if engine_url is not None and engine is None else engine,
+                 "rollout.engine_url": engine_url, "rollout.max_staleness": max_staleness,
+                 "algo.off_policy_correction": off_policy_correction}
         cfg = load_config(TrainingConfig, config, overrides=flags)
         results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:

@@ -26,13 +26,17 @@ from coding_framework.config.rewards import RewardConfig
 __all__ = [
     "AlgoConfig", "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "CurriculumConfig", "DataConfig",
     "DataSource", "DecontaminationConfig", "Device", "EpisodeRewardConfig", "EvalConfig", "GateConfig",
-    "OptimConfig", "RolloutConfig", "TrackingConfig", "TrainingConfig",
+    "OffPolicyCorrection", "OptimConfig", "Precision", "RolloutConfig", "RolloutEngineName", "TrackingConfig",
+    "TrainingConfig", "VLLMRolloutConfig",
 ]
 
 LRSchedule = Literal["constant", "linear", "cosine"]
 TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
 Device = Literal["auto", "cpu", "cuda"]
+RolloutEngineName = Literal["local", "vllm"]
+OffPolicyCorrection = Literal["none", "tis", "mis"]
+Precision = Literal["fp32", "bf16"]
 
 
 def _plain_strings_as_sources(value: object) -> object:
@@ -126,6 +130,21 @@ class DataConfig(StrictModel):
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
 
 
+class VLLMRolloutConfig(StrictModel):
+    """The vLLM server a run starts for its rollouts (`rollout.engine: vllm`)."""
+
+    venv: Path | None = Field(
+        None, description="The venv with vLLM; null: `$CODING_FRAMEWORK_VLLM_VENV`, else `.venv-vllm`, else "
+        "the `vllm` on PATH."
+    )
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        "float32", description="Weight dtype; float32 keeps the train/inference mismatch small."
+    )
+    max_num_seqs: int = Field(96, ge=1, description="Sequences the server decodes together.")
+    max_model_len: int = Field(2048, ge=64)
+    kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
+
+
 class RolloutConfig(StrictModel):
     """How episodes are sampled. Each step draws `problems_per_step` problems and runs `group_size`
     episodes of each through the training graph (groups are what GRPO/RLOO normalise over)."""
@@ -142,6 +161,56 @@ class RolloutConfig(StrictModel):
     trained_roles: list[str] = Field(
         default_factory=lambda: ["generator"], description="Roles whose calls become training trajectories."
     )
+    engine: RolloutEngineName = Field(
+        "local",
+        description="`local`: the trainer's own HF model samples (token-exact, CPU or GPU). `vllm`: a vLLM "
+        "server samples; the trainer starts it from `vllm.venv` (or attaches to `engine_url`) and loads each "
+        "policy version's LoRA adapters into it under new names. Needs a LoRA policy (`policies.mode`).",
+    )
+    engine_url: str | None = Field(
+        None,
+        description="`URL@MODEL`: attach to a running vLLM server serving the base model as MODEL (started "
+        "with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, on this machine's filesystem).",
+    )
+    vllm: VLLMRolloutConfig = Field(default_factory=VLLMRolloutConfig,
+                                    description="The vLLM server the trainer starts (`engine: vllm`).")
+    max_staleness: int = Field(
+        0,
+        ge=0,
+        description="K: step t's rollouts are sampled by policy version max(0, t - K). 0 is synchronous "
+        "training; with K >= 1 the next K steps' rollouts are generated while the update runs, in a fixed "
+        "pipeline (reproducible from the seed).",
+    )
+    mask_overlong: bool = Field(
+        False, description="Leave rows with a call cut at `max_new_tokens` out of the loss (counted)."
+    )
+    overlong_buffer: int | None = Field(
+        None,
+        ge=1,
+        description="DAPO's soft overlong penalty: a call longer than `max_new_tokens - overlong_buffer` "
+        "loses up to `overlong_penalty` of reward, linearly over the buffer; null: none.",
+    )
+    overlong_penalty: float = Field(1.0, ge=0, description="The soft overlong penalty at `max_new_tokens`.")
+    refill_zero_variance: bool = Field(
+        False,
+        description="Drop groups whose rewards are all equal and refill the batch to `problems_per_step` "
+        "groups from extra rollouts (seeded, counted in `batch/*`), up to `max_refill_rounds` rounds.",
+    )
+    max_refill_rounds: int = Field(2, ge=1, description="Extra rollout rounds a refill may take.")
+
+    @model_validator(mode="after")
+    def _engine(self) -> RolloutConfig:
+        if self.engine_url is not None:
+            url, sep, model = self.engine_url.rpartition("@")
+            if not sep or not url.startswith(("http://", "https://")) or not model:
+                raise ValueError(f"engine_url must be URL@MODEL (e.g. http://127.0.0.1:8000@base), "
+                                 f"got {self.engine_url!r}")
+            if self.engine != "vllm":
+                raise ValueError("engine_url attaches a vLLM server: set engine: vllm")
+        if self.overlong_buffer is not None and self.overlong_buffer >= self.max_new_tokens:
+            raise ValueError(f"overlong_buffer ({self.overlong_buffer}) must be below max_new_tokens "
+                             f"({self.max_new_tokens})")
+        return self
 
 
 class EpisodeRewardConfig(StrictModel):
@@ -190,6 +259,16 @@ class OptimConfig(StrictModel):
     micro_batch_size: int = Field(
         16, ge=1, description="Trajectories per forward/backward; gradients accumulate over a mini-batch."
     )
+    precision: Precision = Field(
+        "fp32",
+        description="`bf16`: the update's forward and backward run under bf16 autocast (fp32 master weights "
+        "and optimizer). CUDA only: on the CPU it is refused.",
+    )
+    gradient_checkpointing: bool = Field(
+        False,
+        description="Recompute activations in the backward pass (less memory, more compute). CUDA only: "
+        "on the CPU it is refused.",
+    )
 
 
 class AlgoConfig(StrictModel):
@@ -208,6 +287,25 @@ class AlgoConfig(StrictModel):
         default_factory=AlgorithmOverrides,
         description="Fields of the algorithm's spec to replace (clip ratios, gamma, lam, ...).",
     )
+    off_policy_correction: OffPolicyCorrection = Field(
+        "none",
+        description="How the update corrects for rollouts sampled by another engine or an older policy: "
+        "`none` (the recorded logprobs are the PPO old policy); `tis`: token-level truncated importance "
+        "sampling, weights min(pi_train / pi_rollout, `tis_cap`); `mis`: sequences whose geometric-mean "
+        "ratio leaves `mis_bounds` are masked. pi_train is the trainer's logprob under the behaviour "
+        "policy's weights, which then also serves as the PPO old policy (verl's rollout correction).",
+    )
+    tis_cap: float = Field(2.0, gt=1, description="TIS: the largest token weight.")
+    mis_bounds: tuple[float, float] = Field(
+        (0.5, 2.0), description="MIS: the geometric-mean ratio range a sequence must stay in."
+    )
+
+    @field_validator("mis_bounds")
+    @classmethod
+    def _bounds(cls, bounds: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < bounds[0] < 1 < bounds[1]:
+            raise ValueError(f"mis_bounds must satisfy 0 < low < 1 < high, got {list(bounds)}")
+        return bounds
 
 
 class CurriculumConfig(StrictModel):
@@ -375,6 +473,22 @@ class TrainingConfig(StrictModel):
         if name not in ALGORITHM_NAMES:  # worded like the registry's getter
             raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {sorted(ALGORITHM_NAMES)}")
         return name
+
+    @model_validator(mode="after")
+    def _engine_and_precision(self) -> TrainingConfig:
+        if self.rollout.engine == "vllm" and not self.policies.uses_adapters:
+            raise ValueError(
+                "rollout.engine: vllm needs a LoRA policy (policies.mode: shared_lora or per_role_lora): "
+                "each update reaches the server as new adapters, and a full fine-tune's weights cannot be "
+                "reloaded into a running vLLM server"
+            )
+        gpu_only = [name for name, on in (("optim.precision: bf16", self.optim.precision == "bf16"),
+                                          ("optim.gradient_checkpointing", self.optim.gradient_checkpointing))
+                    if on]
+        if gpu_only and self.device == "cpu":
+            raise ValueError(f"{' and '.join(gpu_only)} need device: cuda; on the CPU they save no memory "
+                             "that matters and bf16 only adds rounding (set device: cuda or leave them off)")
+        return self
 
     @model_validator(mode="after")
     def _heldout_unseen_by_sft(self) -> TrainingConfig:

@@ -255,6 +255,11 @@ class OpenAICompatibleEngine:
         """The served model name a call of ``role`` asks for."""
         return self.role_models.get(role, self.model) if role is not None else self.model
 
+    def version_for(self, role: str | None) -> str:
+        """The policy version a call of ``role`` records: the model it asks for, with the version tag."""
+        model = self.model_for(role)
+        return f"{model}@{self._version_tag}" if self._version_tag else model
+
     def set_policy_version(self, version_tag: str | None) -> None:
         """Tag the weights the server now serves (e.g. after a trainer pushed new ones)."""
         self._version_tag = version_tag
@@ -317,7 +322,7 @@ class OpenAICompatibleEngine:
             raise EngineError("empty prompt: at least one token id is needed")
         body = completion_body(self.model_for(params.role), prompt_ids, params, seed)
         gen = parse_completion(
-            await self._request("POST", "/completions", body), self.server_url, self.policy_version
+            await self._request("POST", "/completions", body), self.server_url, self.version_for(params.role)
         )
         if gen.stop_reason == "stop":
             gen = Generation(

@@ -60,6 +60,12 @@ class VLLMServerConfig(StrictModel):
         "runs with VLLM_ALLOW_RUNTIME_LORA_UPDATING=1.",
     )
     max_lora_rank: int = Field(16, ge=1, description="Largest LoRA rank served (`--max-lora-rank`).")
+    runtime_loras: int = Field(
+        0,
+        ge=0,
+        description="Adapters loaded while the server runs (/v1/load_lora_adapter), at most this many in "
+        "one batch: the server starts with LoRA enabled and VLLM_ALLOW_RUNTIME_LORA_UPDATING=1. 0: off.",
+    )
     extra_args: list[str] = Field(default_factory=list, description="More vLLM command-line arguments.")
 
 
@@ -131,11 +137,13 @@ class VLLMServer:
 
     def _lora_args(self) -> list[str]:
         c = self.config
-        if not c.lora_modules:
+        if not c.lora_modules and not c.runtime_loras:
             return []
         modules = [f"{name}={Path(path).expanduser().resolve()}" for name, path in c.lora_modules.items()]
-        return ["--enable-lora", "--max-lora-rank", str(c.max_lora_rank), "--max-loras",
-                str(len(modules)), "--lora-modules", *modules]
+        loras = max(len(modules), c.runtime_loras)
+        args = ["--enable-lora", "--max-lora-rank", str(c.max_lora_rank), "--max-loras", str(loras),
+                "--max-cpu-loras", str(loras)]
+        return args + (["--lora-modules", *modules] if modules else [])
 
     def environment(self) -> dict[str, str]:
         return {
@@ -144,6 +152,7 @@ class VLLMServer:
             "HF_HUB_OFFLINE": "1",
             "VLLM_NO_USAGE_STATS": "1",
             "DO_NOT_TRACK": "1",
+            **({"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"} if self.config.runtime_loras else {}),
         }
 
     def start(self) -> Self:

@@ -122,9 +122,30 @@ def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torc
     return states[torch.argsort(torch.cat(order))]
 
 
-def score(model: PreTrainedModel, batch: TrajectoryBatch, entropy: bool = False) -> Scored:
-    """Teacher-forced fp32 ``log p(response_ids[t] | prompt, response_ids[:t])`` (with grad if enabled)."""
-    h = _predicting_states(model.get_decoder(), batch)  # (B, R, H)
+def _predicting_states_full(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torch.Tensor:
+    """``_predicting_states`` without the shared prompt cache: one forward of ``prompt + response`` per
+    row, which gradient checkpointing needs (it recomputes layers, and a cache cannot carry across)."""
+    width = batch.response_ids.shape[1]
+    out = torch.zeros(len(batch), width, decoder.config.hidden_size, device=batch.response_ids.device)
+    for u in batch.prompt_index.unique().tolist():
+        rows = (batch.prompt_index == u).nonzero().squeeze(-1)
+        prompt = batch.prompts[u]
+        n, p, w = len(rows), prompt.shape[0], int(batch.response_len[rows].max())
+        ids = torch.cat([prompt.expand(n, p), batch.response_ids[rows, :w]], dim=1)  # (n, P + w)
+        real = torch.arange(w, device=ids.device) < batch.response_len[rows].unsqueeze(-1)
+        attn = torch.cat([torch.ones(n, p, dtype=torch.long, device=ids.device), real.long()], dim=1)
+        h = decoder(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state
+        out = out.index_put((rows,), torch.nn.functional.pad(h[:, p - 1 : p + w - 1].to(out.dtype),
+                                                            (0, 0, 0, width - w)))
+    return out
+
+
+def score(model: PreTrainedModel, batch: TrajectoryBatch, entropy: bool = False,
+          checkpointed: bool = False) -> Scored:
+    """Teacher-forced fp32 ``log p(response_ids[t] | prompt, response_ids[:t])`` (with grad if enabled).
+    ``checkpointed``: full rows, for a model with gradient checkpointing on."""
+    decoder = model.get_decoder()
+    h = _predicting_states_full(decoder, batch) if checkpointed else _predicting_states(decoder, batch)
     sel = batch.response_mask.bool()  # (B, R)
     logits = model.get_output_embeddings()(h[sel]).float()  # (N, V)
     logp_all = torch.log_softmax(logits, dim=-1)  # (N, V)

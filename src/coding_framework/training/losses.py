@@ -75,18 +75,20 @@ def compute_advantages(spec: AlgorithmSpec, token_level_rewards: torch.Tensor, r
 
 
 def policy_loss(spec: AlgorithmSpec, old_log_prob: torch.Tensor, log_prob: torch.Tensor,
-                advantages: torch.Tensor,
-                response_mask: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+                advantages: torch.Tensor, response_mask: torch.Tensor,
+                is_weights: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped policy-gradient loss (a scalar) and metrics, from verl's ``spec.policy_loss``.
 
     old_log_prob: (B, R) logprobs at rollout (or at the start of the update); log_prob: (B, R) under the
     current weights, with grad. Metrics: ``losses/pg_loss``, ``losses/clipfrac`` (share of tokens where
     the clipped term was taken), ``losses/clipfrac_lower`` (dual clip), ``losses/approx_kl`` (mean of
-    old - new over the mask, verl's ``ppo_kl``).
+    old - new over the mask, verl's ``ppo_kl``). ``is_weights``: (B, R) per-token importance weights of an
+    off-policy correction (verl's ``rollout_is_weights``), multiplied into the token losses.
     """
     fn = core_algos.get_policy_loss_fn(spec.policy_loss)
+    extra = {} if is_weights is None else {"rollout_is_weights": is_weights}
     loss, verl_metrics = fn(old_log_prob, log_prob, advantages, response_mask.to(log_prob.dtype),
-                            loss_agg_mode=spec.loss_agg_mode, config=actor_config(spec))
+                            loss_agg_mode=spec.loss_agg_mode, config=actor_config(spec), **extra)
     names = {"actor/pg_clipfrac": "losses/clipfrac", "actor/ppo_kl": "losses/approx_kl",
              "actor/pg_clipfrac_lower": "losses/clipfrac_lower"}
     metrics = {names.get(k, k): float(v) for k, v in verl_metrics.items()}

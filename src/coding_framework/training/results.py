@@ -48,6 +48,11 @@ class TrainingResults(BaseModel):
     seconds: float
     data_sha256: str | None = Field(None, description="sha256 of the canonical training + held-out sets.")
     gate: GateResult | None = Field(None, description="The regression gate's verdict (`training.gate`).")
+    max_staleness: int = Field(0, description="`rollout.max_staleness` of the run.")
+    engine: str = Field("local", description="The rollout engine (`rollout.engine`).")
+    samples_per_s: float | None = Field(
+        None, description="Episodes trained on per second of training steps (evaluations excluded)."
+    )
 
     @property
     def challenger(self) -> bool:
@@ -71,6 +76,9 @@ class TrainingResults(BaseModel):
         out["data_sha256"] = self.data_sha256
         out["challenger"] = self.challenger
         out["gate"] = self.gate.summary() if self.gate is not None else None
+        out["engine"] = self.engine
+        out["max_staleness"] = self.max_staleness
+        out["samples_per_s"] = round(self.samples_per_s, 3) if self.samples_per_s is not None else None
         return out
 
     def write(self, path: Path | None = None) -> Path:

@@ -10,10 +10,12 @@ one update over all rows and every method does what the trainer did before adapt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
 from transformers import PreTrainedModel
 
 from coding_framework.config.training import TrainingConfig
@@ -25,6 +27,7 @@ from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.batch import TrajectoryBatch
 from coding_framework.training.losses import rows_for_update
 from coding_framework.training.rollout import derive_seed
+from coding_framework.training.rollout_engines.base import PolicySnapshot
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.update import PolicyUpdate
 
@@ -68,10 +71,12 @@ class RolePolicies:
                 out[key].append(row)
         return out
 
-    def step(self, spec: AlgorithmSpec, rows: Sequence[Trajectory], pad_id: int, step: int
-             ) -> dict[str, float]:
+    def step(self, spec: AlgorithmSpec, rows: Sequence[Trajectory], pad_id: int, step: int,
+             behaviour: PolicySnapshot | None = None) -> dict[str, float]:
         """Each update's gradient steps on its rows. `full` mode's metrics keep their names; an adapter's
-        are prefixed with ``<adapter>/``."""
+        are prefixed with ``<adapter>/``. ``behaviour``: the weights that sampled ``rows`` when they are
+        not the current ones; the trainer's logprobs under them measure and correct the mismatch
+        (``offpolicy``)."""
         metrics: dict[str, float] = {}
         for name, own in self.split(rows).items():
             keep = rows_for_update(spec, [t.reward for t in own], [t.group_id for t in own])
@@ -80,13 +85,47 @@ class RolePolicies:
             if not keep:
                 continue
             batch = TrajectoryBatch.from_trajectories([own[i] for i in keep], pad_id)
-            if self.adapters is None:
-                found = self.updates[name].step(batch, step)
-            else:
-                with self.adapters.using(name):
-                    found = self.updates[name].step(batch, step)
+            with self._selected(name):
+                with self.weights_of(behaviour):
+                    sampled_by = self.updates[name].logprobs(batch)
+                found = self.updates[name].step(batch, step, behaviour=sampled_by)
             metrics.update({f"{prefix}{k}": v for k, v in found.items()})
         return metrics
+
+    def _selected(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return self.adapters.using(name) if self.adapters is not None else contextlib.nullcontext()
+
+    # -- policy versions -------------------------------------------------------------------------------
+
+    def snapshot(self) -> PolicySnapshot:
+        """CPU copies of the trained weights: each adapter's, or the whole model's under ``""``."""
+        if self.adapters is None:
+            states = {SHARED: self.model.state_dict()}
+        else:
+            states = {name: self.adapters.state_dict(name) for name in self.adapters.names}
+        return {name: {k: v.detach().to("cpu", copy=True) for k, v in state.items()}
+                for name, state in states.items()}
+
+    def load_snapshot(self, snapshot: PolicySnapshot) -> None:
+        with torch.no_grad():
+            if self.adapters is None:
+                self.model.load_state_dict(snapshot[SHARED], strict=True)
+                return
+            for name, state in snapshot.items():
+                self.adapters.load_state_dict(name, state)
+
+    @contextlib.contextmanager
+    def weights_of(self, snapshot: PolicySnapshot | None) -> Iterator[None]:
+        """The block runs with ``snapshot``'s weights (None: the current ones), which come back after."""
+        if snapshot is None:
+            yield
+            return
+        current = self.snapshot()
+        self.load_snapshot(snapshot)
+        try:
+            yield
+        finally:
+            self.load_snapshot(current)
 
     def audit(self, rows: Sequence[Trajectory], tokenizer: Any, tolerance: float) -> dict[str, AuditReport]:
         """Teacher-force each role's rows through that role's weights (its adapter, or the base)."""

@@ -151,6 +151,7 @@ class RolloutBatch:
     generated_tokens: int
     waves: int
     seconds: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)  # batch hygiene's counts (refills)
 
 
 def step_workflow(

@@ -76,6 +76,12 @@ class ProblemSampler:
         self.cursor += n
         return picked
 
+    def extra(self, step: int, round_: int, n: int) -> list[Problem]:
+        """``n`` distinct problems for a refill round of ``step``: seeded by the step and round alone, so
+        refills leave ``cursor`` (and every later step's draw) as they were."""
+        rng = random.Random(f"{self.seed}:refill:{step}:{round_}")
+        return [self.problems[i] for i in rng.sample(range(len(self.problems)), min(n, len(self.problems)))]
+
     def _epoch_order(self, epoch: int) -> list[int]:
         order = list(range(len(self.problems)))
         random.Random(f"{self.seed}:epoch:{epoch}").shuffle(order)

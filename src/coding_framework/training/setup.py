@@ -28,7 +28,13 @@ from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 
 __all__ = [
-    "check_adapters", "configure", "resolve_spec", "resume_point", "split_problems", "starting_model",
+    "check_adapters",
+    "check_precision",
+    "configure",
+    "resolve_spec",
+    "resume_point",
+    "split_problems",
+    "starting_model",
     "training_device",
 ]
 
@@ -45,12 +51,25 @@ def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
 def training_device(config: TrainingConfig) -> torch.device:
     """``device: auto`` is CUDA when torch sees a GPU, else CPU; ``cuda`` without one is a ConfigError."""
     try:
-        return resolve_device(config.device)
+        device = resolve_device(config.device)
     except EngineError:
         raise ConfigError(
             "device: cuda, but torch sees no CUDA device; set device: auto or cpu, or install a CUDA "
             "build of torch"
         ) from None
+    check_precision(config, device)
+    return device
+
+
+def check_precision(config: TrainingConfig, device: torch.device) -> None:
+    """bf16 and gradient checkpointing are CUDA settings (``device: auto`` resolved to the CPU refuses)."""
+    optim = config.optim
+    if device.type != "cuda" and (optim.precision == "bf16" or optim.gradient_checkpointing):
+        raise ConfigError(
+            f"optim.precision: {optim.precision} / optim.gradient_checkpointing: "
+            f"{str(optim.gradient_checkpointing).lower()} need a CUDA device, and this run trains on "
+            f"{device.type}: on the CPU they save no memory that matters and bf16 only adds rounding"
+        )
 
 
 def split_problems(config: TrainingConfig) -> tuple[list[Problem], list[Problem]]:

@@ -17,8 +17,10 @@ from (spec, device, problems, base model, checkpoint) is resolved in ``setup``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
+import resource
 import shutil
 import sys
 import time
@@ -44,11 +46,22 @@ from coding_framework.training.data import MANIFEST_FILE, prepare_data
 from coding_framework.training.evals import evaluate_slices, slice_metrics
 from coding_framework.training.gate import GateResult, regression_gate
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.hygiene import flat_groups, overlong_hygiene
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
-from coding_framework.training.rollout import collect, derive_seed, step_workflow
+from coding_framework.training.rollout import RolloutBatch, collect, derive_seed, step_workflow
+from coding_framework.training.rollout_engines import (
+    LocalCopyEngine,
+    PolicySnapshot,
+    RolloutEngine,
+    RolloutJob,
+    RolloutPipeline,
+    TrainerEngine,
+    VLLMRolloutEngine,
+    behaviour_version,
+)
 from coding_framework.training.run_scope import RunScope
 from coding_framework.training.schedule import ProblemSampler, temperature_at
 from coding_framework.training.scoring import (
@@ -61,6 +74,7 @@ from coding_framework.training.scoring import (
 )
 from coding_framework.training.setup import (
     check_adapters,
+    check_precision,
     resolve_spec,
     resume_point,
     starting_model,
@@ -74,6 +88,7 @@ log = get_logger(__name__)
 
 CONFIG_FILE = "config.json"
 FINAL_MODEL = "final_model"
+INFLIGHT_FILE = "inflight.pt"  # a checkpoint's batches submitted but not trained on, and their weights
 
 
 def _policy(engine: LocalEngine, config: TrainingConfig) -> PreTrainedModel:
@@ -152,6 +167,7 @@ class Trainer:
             )
         self.engine = engine
         self.model = _policy(engine, config)
+        check_precision(config, engine.device)
         self.tokenizer = engine.tokenizer
         self.train_problems, self.heldout = self.data.train, self.data.heldout
         self.sampler = ProblemSampler(self.train_problems, config.seed, config.curriculum, self.data.weights)
@@ -172,6 +188,8 @@ class Trainer:
             "max_abs_diff": 0.0,
         }
         self.step = 0
+        self.pipeline: RolloutPipeline | None = None
+        self._inflight: tuple[list[RolloutJob], dict[int, PolicySnapshot]] = ([], {})
         # Imports, model and problems live for the whole run: frozen, they leave the full collections that
         # every rollout's many short-lived episode states trigger (benchmarks/orchestration_overhead.py).
         self.scope.freeze_gc()
@@ -228,6 +246,12 @@ class Trainer:
             "baseline_slices": {k: v.model_dump() for k, v in self.baseline_slices.items()},
         }
         (out / "state.json").write_text(json.dumps(state) + "\n")
+        if self.pipeline is not None and self.pipeline.pending:
+            jobs = sorted(self.pipeline.pending.values(), key=lambda j: j.step)
+            older = {j.version for j in jobs} - {self.step}
+            torch.save({"jobs": [j.to_json() for j in jobs],
+                        "snapshots": {v: self.pipeline.snapshot_of(v) for v in sorted(older)}},
+                       out / INFLIGHT_FILE)
 
     def _restore(self, ckpt: Checkpoint) -> None:
         if self.policies.adapters is not None:
@@ -249,8 +273,11 @@ class Trainer:
         self.baseline = HeldoutResult.model_validate(state["baseline"]) if state["baseline"] else None
         self.baseline_slices = {k: HeldoutResult.model_validate(v)
                                 for k, v in state.get("baseline_slices", {}).items()}
+        if (ckpt.path / INFLIGHT_FILE).is_file():
+            inflight = torch.load(ckpt.path / INFLIGHT_FILE, weights_only=False, map_location="cpu")
+            self._inflight = ([RolloutJob.from_json(j) for j in inflight["jobs"]], inflight["snapshots"])
         self.engine.set_policy_version(str(self.step))
-        log.info("resumed", step=self.step, checkpoint=str(ckpt.path))
+        log.info("resumed", step=self.step, checkpoint=str(ckpt.path), inflight=len(self._inflight[0]))
 
     def _save(self, trackers: Trackers) -> Checkpoint:
         ckpt = self.checkpoints.save(self.step, self._write_checkpoint, meta={"algorithm": self.spec.name})
@@ -305,44 +332,125 @@ class Trainer:
 
     def train_step(self, grader: Grader, reward_fn: CompositeReward) -> dict[str, float]:
         cfg, step = self.config, self.step
+        assert self.pipeline is not None, "train_step runs inside run()"
         start = time.perf_counter()
-        temperature = temperature_at(step, cfg.steps, cfg.rollout)
-        problems = self.sampler.draw(step, cfg.rollout.problems_per_step)
-        workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, temperature, cfg.rollout.top_p)
-        rollout = asyncio.run(
-            collect(
-                self.engine,
-                workflow,
-                grader,
-                problems,
-                cfg.rollout.group_size,
-                derive_seed(cfg.seed, "rollout", step),
-                reward_fn,
-            )
-        )
+        produced = self.pipeline.take(step)
+        rollout: RolloutBatch = produced.result
         metrics = rollout_metrics(rollout)
         shaped = shape_rewards(episode_rewards(rollout.episodes, cfg.reward), cfg.reward, self.moments)
         metrics.update(review_metrics(rollout.episodes, cfg.reward.review))
         rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step, cfg.reward.review)
+        rows, hygiene = overlong_hygiene(rows, cfg.rollout)
+        metrics.update({**hygiene, **rollout.stats})
         rollout_s = time.perf_counter() - start
+        sampled_by = produced.job.version
+        behaviour = None if sampled_by == step else self.pipeline.snapshot_of(sampled_by)
         if cfg.audit.every and step % cfg.audit.every == 0:
-            metrics.update(self._audit(rows))
+            with self.policies.weights_of(behaviour):  # audit against the weights that sampled
+                metrics.update(self._audit(rows))
         update_start = time.perf_counter()
-        metrics.update(self.policies.step(self.spec, rows, self.tokenizer.pad_token_id, step))
+        if self.engine.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.engine.device)
+        metrics.update(self.policies.step(self.spec, rows, self.tokenizer.pad_token_id, step, behaviour))
         self.engine.set_policy_version(str(step + 1))
         update_s = time.perf_counter() - update_start
+        sync_s = self.pipeline.advance(step + 1, self._snapshot())
         metrics.update(
             {
-                "charts/temperature": temperature,
+                "charts/temperature": produced.job.temperature,
                 "seconds/rollout": rollout_s,
                 "seconds/update": update_s,
                 "seconds/generate": rollout.seconds["generate"],
                 "seconds/reward": rollout.seconds["reward"],
+                "seconds/sync": sync_s,
+                "seconds/train_step": time.perf_counter() - start,
                 "charts/tokens_per_s": rollout.generated_tokens / max(rollout.seconds["generate"], 1e-9),
                 "charts/samples_per_s": len(rollout.episodes) / max(rollout_s + update_s, 1e-9),
+                "charts/samples": float(len(rollout.episodes)),
+                "async/staleness_mean": float(step - sampled_by),
+                "async/idle_s": produced.trainer_idle_s,
+                "async/generator_idle_s": produced.generator_idle_s,
+                **_peak_memory(self.engine.device),
             }
         )
         return metrics
+
+    # -- rollouts ------------------------------------------------------------------------------------------
+
+    def _snapshot(self) -> PolicySnapshot:
+        """The weights a rollout engine other than the trainer's own needs (none for that one)."""
+        rollout = self.config.rollout
+        return self.policies.snapshot() if rollout.max_staleness or rollout.engine != "local" else {}
+
+    def _rollout_engine(self) -> RolloutEngine:
+        rollout = self.config.rollout
+        if rollout.engine == "vllm":
+            assert self.policies.adapters is not None  # the config refuses vllm without adapters
+            work = self.run_dir / "rollout_engine"
+            self.policies.save_model(work / "base", self.tokenizer)  # the frozen base the server loads
+            return VLLMRolloutEngine(self.config, work / "base", self.policies.adapters, self.tokenizer, work)
+        if rollout.max_staleness:
+            return LocalCopyEngine(self.engine, self.policies.adapters)
+        return TrainerEngine(self.engine)
+
+    def _start_pipeline(self, grader: Grader, reward_fn: CompositeReward) -> RolloutPipeline:
+        cfg = self.config
+
+        def draw(step: int) -> RolloutJob:
+            return RolloutJob(step, behaviour_version(step, cfg.rollout.max_staleness),
+                              self.sampler.draw(step, cfg.rollout.problems_per_step),
+                              temperature_at(step, cfg.steps, cfg.rollout))
+
+        def produce(job: RolloutJob, engine: Any) -> RolloutBatch:
+            workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, job.temperature,
+                                     cfg.rollout.top_p)
+            seed = derive_seed(cfg.seed, "rollout", job.step)
+            rollout = asyncio.run(collect(engine, workflow, grader, job.problems, cfg.rollout.group_size,
+                                          seed, reward_fn))
+            if cfg.rollout.refill_zero_variance:
+                rollout = self._refill(rollout, job, engine, workflow, grader, reward_fn)
+            return rollout
+
+        pipeline = RolloutPipeline(self._rollout_engine(), cfg.rollout.max_staleness, cfg.steps, draw,
+                                   produce)
+        try:
+            pending, snapshots = self._inflight
+            sync_s = pipeline.start(self.step, self._snapshot(), pending, snapshots)
+        except BaseException:
+            pipeline.close()
+            raise
+        log.info("rollout_engine", engine=cfg.rollout.engine, max_staleness=cfg.rollout.max_staleness,
+                 sync_s=round(sync_s, 3), resumed_batches=len(pending))
+        return pipeline
+
+    def _refill(self, rollout: RolloutBatch, job: RolloutJob, engine: Any, workflow: Any, grader: Grader,
+                reward_fn: CompositeReward) -> RolloutBatch:
+        """Step ``job``'s batch with its zero-variance groups replaced by groups of extra rollouts (problems
+        from ``ProblemSampler.extra``), counted in the batch's ``batch/*`` stats."""
+        cfg = self.config
+        flat = flat_groups([e.group for e in rollout.episodes], episode_rewards(rollout.episodes, cfg.reward))
+        episodes = [e for e in rollout.episodes if e.group not in flat]
+        tokens, waves = rollout.generated_tokens, rollout.waves
+        seconds = dict(rollout.seconds)
+        added, rounds = 0, 0
+        while added < len(flat) and rounds < cfg.rollout.max_refill_rounds:
+            rounds += 1
+            problems = self.sampler.extra(job.step, rounds, len(flat) - added)
+            extra = asyncio.run(collect(engine, workflow, grader, problems, cfg.rollout.group_size,
+                                        derive_seed(cfg.seed, "refill", job.step, rounds), reward_fn))
+            tokens, waves = tokens + extra.generated_tokens, waves + extra.waves
+            seconds = {k: seconds.get(k, 0.0) + v for k, v in extra.seconds.items()}
+            still_flat = flat_groups([e.group for e in extra.episodes],
+                                     episode_rewards(extra.episodes, cfg.reward))
+            for group in sorted({e.group for e in extra.episodes} - still_flat)[: len(flat) - added]:
+                episodes += [dataclasses.replace(e, group=10_000 * rounds + group)
+                             for e in extra.episodes if e.group == group]
+                added += 1
+        order = {g: i for i, g in enumerate(dict.fromkeys(e.group for e in episodes))}
+        episodes = [dataclasses.replace(e, index=i, group=order[e.group]) for i, e in enumerate(episodes)]
+        stats = {"batch/flat_groups": float(len(flat)), "batch/refill_groups": float(added),
+                 "batch/refill_rounds": float(rounds), "batch/groups": float(len(order))}
+        return RolloutBatch(episodes, tokens, waves, seconds, stats)
 
     # -- the run -------------------------------------------------------------------------------------------
 
@@ -370,7 +478,11 @@ class Trainer:
                 trackers.log_file(self.run_dir / MANIFEST_FILE)
             with Grader(self.config.workflow.sandbox) as grader:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
-                results = self._loop(grader, reward_fn, trackers, start)
+                self.pipeline = self._start_pipeline(grader, reward_fn)
+                try:
+                    results = self._loop(grader, reward_fn, trackers, start)
+                finally:
+                    self.pipeline.close()
             gate = results.gate
             assert gate is not None
             if not gate.passed:
@@ -485,6 +597,9 @@ class Trainer:
             seconds=time.perf_counter() - start,
             data_sha256=self.data.sha256,
             gate=self._gate(final, final_slices),
+            max_staleness=self.config.rollout.max_staleness,
+            engine=self.config.rollout.engine,
+            samples_per_s=_samples_per_s(self.history),
         )
 
     def _gate(self, final: HeldoutResult, final_slices: dict[str, HeldoutResult]) -> GateResult:
@@ -508,3 +623,17 @@ def _progress_info(metrics: dict[str, float]) -> str:
     if "kl/ref" in metrics:
         parts.append(f"kl {metrics['kl/ref']:.4f}")
     return "  ".join(parts)
+
+
+def _samples_per_s(history: list[StepRecord]) -> float | None:
+    """Episodes trained on per second of training steps (their rollout waits, updates and syncs)."""
+    steps = [r.metrics for r in history if "seconds/train_step" in r.metrics]
+    seconds = sum(m["seconds/train_step"] for m in steps)
+    return sum(m["charts/samples"] for m in steps) / seconds if seconds else None
+
+
+def _peak_memory(device: torch.device) -> dict[str, float]:
+    """``memory/peak_mb``: this step's peak CUDA allocation, or on the CPU the process's peak RSS so far."""
+    if device.type == "cuda":
+        return {"memory/peak_mb": torch.cuda.max_memory_allocated(device) / 2**20}
+    return {"memory/peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

@@ -8,9 +8,10 @@ policy's device: the critic is created there and each batch is moved there befor
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -31,6 +32,7 @@ from coding_framework.training.kl import (
     make_controller,
 )
 from coding_framework.training.losses import compute_advantages, policy_loss, value_loss
+from coding_framework.training.offpolicy import correct, mismatch_metrics
 from coding_framework.training.rollout import derive_seed
 from coding_framework.training.schedule import lr_factor
 from coding_framework.training.value_head import ValueHead
@@ -44,6 +46,7 @@ class Prepared:
     returns: torch.Tensor
     values: torch.Tensor | None
     ref_logprobs: torch.Tensor | None
+    is_weights: torch.Tensor | None = None  # off-policy correction weights (TIS)
 
 
 def _chunks(rows: Sequence[int], size: int) -> list[list[int]]:
@@ -114,6 +117,8 @@ class PolicyUpdate:
         if spec.needs_critic:
             self.critic = ValueHead(model.config.hidden_size).to(self.device)
             self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=optim.critic_lr)
+        if optim.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         keep_reference = kl.mode != "none" or kl.stop_kl is not None
         self.reference = cast(PreTrainedModel, ReferencePolicy(model).model) if keep_reference else None
         self.controller = make_controller(kl)
@@ -126,8 +131,9 @@ class PolicyUpdate:
         """Reference logprobs, critic values, KL-shaped token rewards and advantages for ``batch``."""
         metrics: dict[str, float] = {}
         batch = _on(batch, self.device)
-        ref = self._forward_all(batch, self.reference) if self.reference is not None else None
-        values = self._values_all(batch) if self.critic is not None else None
+        with self._autocast():
+            ref = self._forward_all(batch, self.reference) if self.reference is not None else None
+            values = self._values_all(batch) if self.critic is not None else None
         scores = last_token_rewards(batch, batch.rewards)  # (B, R)
         mask = batch.response_mask
         if ref is not None:
@@ -163,10 +169,30 @@ class PolicyUpdate:
 
     # -- the gradient steps --------------------------------------------------------------------------------
 
-    def step(self, batch: TrajectoryBatch, step: int) -> dict[str, float]:
-        """``epochs`` passes over ``batch`` in ``minibatches`` optimizer steps each; the step's metrics."""
+    @torch.no_grad()
+    def logprobs(self, batch: TrajectoryBatch) -> torch.Tensor:
+        """(B, R) the trainer's logprobs of ``batch`` under the weights selected now (no grad)."""
+        batch = _on(batch, self.device)
+        with self._autocast():
+            return self._forward_all(batch, self.model)
+
+    def step(self, batch: TrajectoryBatch, step: int,
+             behaviour: torch.Tensor | None = None) -> dict[str, float]:
+        """``epochs`` passes over ``batch`` in ``minibatches`` optimizer steps each; the step's metrics.
+
+        ``behaviour``: (B, R) the trainer's logprobs under the policy version that sampled the batch
+        (``logprobs`` with those weights): the mismatch to the recorded ones is measured and, with
+        ``algo.off_policy_correction``, corrected (``offpolicy``).
+        """
         batch = _on(batch, self.device)
         prepared, metrics = self.prepare(batch)
+        if behaviour is not None:
+            behaviour = behaviour.to(self.device)
+            metrics.update(mismatch_metrics(batch.old_logprobs, behaviour, batch.response_mask))
+            fix = correct(self.algo, batch.old_logprobs, behaviour, batch.response_mask)
+            metrics["mismatch/masked_share"] = fix.masked_share
+            batch = dataclasses.replace(batch, old_logprobs=fix.old_logprobs, response_mask=fix.response_mask)
+            prepared = dataclasses.replace(prepared, is_weights=fix.is_weights)
         sums: dict[str, list[float]] = defaultdict(list)
         for epoch in range(self.algo.epochs):
             gen = torch.Generator().manual_seed(derive_seed(self.seed, "minibatch", step, epoch))
@@ -212,10 +238,12 @@ class PolicyUpdate:
     ) -> tuple[torch.Tensor, dict[str, float]]:
         width = sub.response_mask.shape[1]
         mask = sub.response_mask
-        scored = score(self.model, sub, entropy=True)
+        with self._autocast(), self._checkpointing():
+            scored = score(self.model, sub, entropy=True, checkpointed=self.optim.gradient_checkpointing)
         assert scored.entropy is not None  # asked for
         adv = _trim(prepared.advantages, rows, width)
-        loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask)
+        weights = None if prepared.is_weights is None else _trim(prepared.is_weights, rows, width)
+        loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask, weights)
         entropy = core_algos.agg_loss(
             loss_mat=scored.entropy, loss_mask=mask, loss_agg_mode=self.spec.loss_agg_mode
         )
@@ -244,6 +272,25 @@ class PolicyUpdate:
             metrics.update(m)
         metrics["losses/total"] = float(loss.detach())
         return loss, metrics
+
+    def _autocast(self) -> contextlib.AbstractContextManager[object]:
+        """bf16 autocast on CUDA when ``optim.precision`` asks (the config refuses it elsewhere)."""
+        if self.optim.precision == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def _checkpointing(self) -> Iterator[None]:
+        """Gradient checkpointing recomputes layers only in train mode; the policy otherwise stays in eval
+        mode (it samples too), so the gradient forward switches for its duration."""
+        if not self.optim.gradient_checkpointing:
+            yield
+            return
+        self.model.train()
+        try:
+            yield
+        finally:
+            self.model.eval()
 
     # -- checkpointing ---------------------------------------------------------------------------------------
 
