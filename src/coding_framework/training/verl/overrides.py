@@ -173,7 +173,7 @@ def _fsdp(fsdp: FSDPSection, problems_per_step: int, minibatches: int) -> Overri
 def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
     rollout = "actor_rollout_ref.rollout"
     out: Overrides = {
-        f"{rollout}.name": "vllm",
+        f"{rollout}.name": verl.rollout.name,
         f"{rollout}.mode": "async",
         f"{rollout}.calculate_log_probs": True,
         f"{rollout}.n": cfg.rollout.group_size,
