@@ -1,6 +1,8 @@
 """`verl-train` through the real CLI: a dry run composed and validated against verl's own config and checks,
-our `shared_lora` as verl's LoRA (a starting model's shared adapter continued), and bad input (an unknown
-override key or algorithm, no model, a batch verl rejects, policies verl cannot train) as a one-line error."""
+our `shared_lora` as verl's LoRA (a starting model's shared adapter continued), `--max-staleness 1` as verl's
+one-step off-policy trainer with the correction as verl's rollout correction, SGLang as the rollout engine,
+and bad input (an unknown override key or algorithm, no model, a batch verl rejects, policies verl cannot
+train) as a one-line error."""
 
 from __future__ import annotations
 
@@ -159,3 +161,35 @@ def test_verls_own_checks_reject_a_mini_batch_larger_than_the_batch(tmp_path: Pa
     too_big = "actor_rollout_ref.actor.ppo_mini_batch_size=64"  # the batch is 8 problems
     code, _, err = verl_train(tmp_path, model_dir, "--override", too_big)
     assert_one_line_error(code, err, "ppo_mini_batch_size")
+
+
+def test_one_step_off_policy_with_tis_is_validated_by_verl(tmp_path: Path, model_dir: Path) -> None:
+    code, out, err = verl_train(tmp_path, model_dir, "--max-staleness", "1", "--off-policy-correction", "tis")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["validated"] is True and result["entry"] == "verl.experimental.one_step_off_policy.main_ppo"
+    assert result["command"][1:4] == ["-m", result["entry"], "hydra.searchpath=[pkg://verl.trainer.config]"]
+    assert result["verl_keys"] == {
+        "actor_rollout_ref.rollout.name": "vllm", "actor_rollout_ref.hybrid_engine": False,
+        "rollout.nnodes": 1, "rollout.n_gpus_per_node": 4, "trainer.n_gpus_per_node": 4,
+        "algorithm.rollout_correction.bypass_mode": False, "algorithm.rollout_correction.rollout_is": "token",
+        "algorithm.rollout_correction.rollout_is_threshold": 2.0,
+        "algorithm.rollout_correction.rollout_rs": None,
+    }
+    assert result["gpus"] == 8 and (result["max_staleness"], result["off_policy_correction"]) == (1, "tis")
+    assert any("one-step off-policy trainer" in check for check in result["gpu_only_checks"])
+
+
+def test_sglang_is_validated_and_the_dry_run_says_what_only_a_gpu_checks(tmp_path: Path,
+                                                                          model_dir: Path) -> None:
+    code, out, err = verl_train(tmp_path, model_dir, "--rollout", "sglang", "--off-policy-correction", "mis",
+                                "--override", "actor_rollout_ref.rollout.gpu_memory_utilization=0.6")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["entry"] == "verl.trainer.main_ppo" and result["verl_keys"] == {
+        "actor_rollout_ref.rollout.name": "sglang", "algorithm.rollout_correction.rollout_is": None,
+        "algorithm.rollout_correction.rollout_rs": "seq_mean_k1",
+        "algorithm.rollout_correction.rollout_rs_threshold": "0.5_2.0",
+    }
+    assert any("sglang is not installed here" in check for check in result["gpu_only_checks"])
+    assert "warning: only a GPU run checks: the sglang rollout" in err

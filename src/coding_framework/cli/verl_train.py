@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
 from coding_framework.cli.app import app
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.config.algorithm import ALGORITHM_NAMES
+from coding_framework.config.verl import RolloutEngine
 
 
 def _one_line(exc: BaseException) -> str:
@@ -35,15 +36,13 @@ def _bad_input() -> tuple[type[BaseException], ...]:
 
 
 def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], algorithm: str | None,
-             nnodes: int | None, gpus_per_node: int | None, ray_address: str | None) -> tuple[Any, Any]:
+             verl_fields: dict[str, Any]) -> tuple[Any, Any]:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
 
     cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, **data})
-    cluster = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
-               "cluster.ray_address": ray_address}
-    return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=cluster)
+    return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=verl_fields)
 
 
 @app.command("verl-train")
@@ -69,28 +68,49 @@ def verl_train(
     train_data: Annotated[list[str] | None, typer.Option(
         help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl; replaces data.train.")] = None,
     heldout_data: Annotated[str | None, typer.Option(help="The held-out source (data.heldout).")] = None,
+    rollout: Annotated[str | None, typer.Option(
+        help="verl's rollout engine: vllm | sglang (GPU only) (default: the verl config's).")] = None,
+    max_staleness: Annotated[int | None, typer.Option(
+        help="K: 0 trains synchronously, 1 runs verl's one-step off-policy trainer; verl has no exact form "
+             "of K >= 2 (default: the config's rollout.max_staleness).")] = None,
+    off_policy_correction: Annotated[str | None, typer.Option(
+        help="none | tis (token-level truncated IS, capped at algo.tis_cap) | mis (sequence-level geometric "
+             "mask within algo.mis_bounds), as verl's algorithm.rollout_correction (default: the config's).")
+    ] = None,
 ) -> None:
-    """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo.
+    """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo
+    (or verl's one-step off-policy trainer with `--max-staleness 1`).
 
-    The last stdout line is JSON: `command` (verl's argv), `validated`, and with a launch `returncode`.
+    The last stdout line is JSON: `command` (verl's argv), `validated`, `verl_keys` (what the rollout engine,
+    staleness and correction set in verl's config), `gpu_only_checks`, and with a launch `returncode`.
     """
     from coding_framework.training.verl.launcher import compose, launch, prepare, validate
+    from coding_framework.training.verl.overrides import off_policy
 
     start = time.perf_counter()
+    if rollout is not None and rollout not in get_args(RolloutEngine):
+        fail(f"--rollout {rollout!r} is not one of {', '.join(get_args(RolloutEngine))}")
     try:
         data = {"model": model, "data.train": train_data or None, "data.heldout": heldout_data}
-        cfg, verl = _configs(config, verl_config, data, algorithm, nnodes, gpus_per_node, ray_address)
-        run = prepare(cfg, verl, run_dir, list(override or []))
-        checks = validate(compose(run.args))
+        verl_fields = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
+                       "cluster.ray_address": ray_address, "rollout.name": rollout}
+        cfg, verl = _configs(config, verl_config, data, algorithm, verl_fields)
+        off = off_policy(cfg, max_staleness, off_policy_correction)
+        run = prepare(cfg, verl, run_dir, list(override or []), off=off)
+        checks = validate(compose(run.args, run.entry), run.entry, run.option_keys)
     except _bad_input() as exc:
         fail(_one_line(exc))
     for name in run.not_applied:
         typer.echo(f"warning: {name} is set but verl's trainer does not apply it", err=True)
     for check in checks["deferred_checks"]:
         typer.echo(f"warning: not checked here: {check}", err=True)
+    for check in checks["gpu_only_checks"]:
+        typer.echo(f"warning: only a GPU run checks: {check}", err=True)
     result: dict[str, Any] = {
-        "command": run.command, "validated": True, "registration": run.registration,
-        "not_applied": run.not_applied, **checks, "run_dir": str(run.inputs.run_dir),
+        "command": run.command, "validated": True, "entry": run.entry.module,
+        "max_staleness": run.off_policy.max_staleness, "off_policy_correction": run.off_policy.correction,
+        "registration": run.registration, "not_applied": run.not_applied, **checks,
+        "run_dir": str(run.inputs.run_dir),
         "checkpoints": str(run.inputs.run_dir / "checkpoints"), "mlflow_uri": run.inputs.mlflow_uri,
         "data_sha256": run.data_sha256, "train_file": str(run.inputs.train_file),
         "val_file": str(run.inputs.val_file), "validate_seconds": round(time.perf_counter() - start, 2),

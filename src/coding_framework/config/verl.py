@@ -1,4 +1,4 @@
-"""How a verl run uses its GPUs: the FSDP section, micro-batches, the vLLM rollout and the cluster shape.
+"""How a verl run uses its GPUs: the FSDP section, micro-batches, the rollout engine and the cluster shape.
 
 The training itself (algorithm, batch sizes in problems and samples, learning rate, KL, checkpoints) comes
 from the ``TrainingConfig``; this config holds only what verl needs on top of it to place and shard the
@@ -14,11 +14,12 @@ from pydantic import Field, model_validator
 
 from coding_framework.config.loader import StrictModel
 
-__all__ = ["FSDPSection", "FSDPStrategy", "MixedPrecisionSection", "PrecisionName", "VerlClusterSection",
-           "VerlConfig", "VerlRolloutSection"]
+__all__ = ["FSDPSection", "FSDPStrategy", "MixedPrecisionSection", "PrecisionName", "RolloutEngine",
+           "VerlClusterSection", "VerlConfig", "VerlRolloutSection"]
 
 FSDPStrategy = Literal["fsdp", "fsdp2"]
 PrecisionName = Literal["bf16", "fp16", "fp32"]
+RolloutEngine = Literal["vllm", "sglang"]
 
 
 class MixedPrecisionSection(StrictModel):
@@ -62,16 +63,19 @@ class FSDPSection(StrictModel):
 
 
 class VerlRolloutSection(StrictModel):
-    """The async vLLM rollout replicas (``actor_rollout_ref.rollout.*``) and the episode length budget."""
+    """The async rollout replicas (``actor_rollout_ref.rollout.*``) and the episode length budget."""
 
-    tensor_parallel_size: int = Field(1, ge=1, description="GPUs per vLLM replica.")
+    name: RolloutEngine = Field(
+        "vllm", description="verl's rollout engine (`rollout.name`): `vllm` or `sglang` (GPU only).")
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs per rollout replica.")
     gpu_memory_utilization: float = Field(
-        0.5, gt=0, lt=1, description="Share of each GPU's memory vLLM may take (the rest is FSDP's).")
+        0.5, gt=0, lt=1,
+        description="Share of each GPU's memory the rollout engine may take (the rest is FSDP's).")
     prompt_length: int = Field(1024, ge=16, description="Most tokens of the first prompt (the task).")
     response_length: int = Field(
         2048, ge=16, description="Most tokens of the whole multi-turn response (all rounds, tool output "
         "included); an episode that would exceed it ends at its last complete round.")
-    max_num_seqs: int = Field(256, ge=1, description="Most sequences one vLLM replica decodes at once.")
+    max_num_seqs: int = Field(256, ge=1, description="Most sequences one rollout replica decodes at once.")
     agent_workers: int = Field(8, ge=1, description="verl `AgentLoopWorker` actors running episodes.")
 
 

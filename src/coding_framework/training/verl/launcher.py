@@ -4,13 +4,16 @@ with verl's own code.
 ``prepare`` resolves the starting model (``TrainingConfig.model``: a directory, the embedded model or a
 registry version, downloaded; its shared LoRA adapter continues when ``policies`` matches it), writes what
 the workers read into the run directory (the parquet data of ``write_verl_dataset``, the workflow and
-reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.verl_overrides``).
-``compose`` builds the config exactly as ``main_ppo`` would: hydra's compose API over verl's
-``trainer/config/ppo_trainer.yaml``. ``validate`` runs the checks ``main_ppo`` and its
+reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.verl_overrides``) and the
+verl program that runs them (``overrides.verl_entry``: ``main_ppo``, or the one-step off-policy trainer).
+``compose`` builds the config exactly as that program's main would: hydra's compose API over its config
+(``trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
 ``TaskRunner`` run before placing any worker: ``validate_config`` (batch sizes against GPUs, micro-batches,
 the actor and critic dataclasses), the typed ``RolloutConfig``, ``AlgoConfig`` and ``HFModelConfig`` (which
 loads the tokenizer), verl's ``RLHFDataset`` over our parquet (so every prompt fits ``max_prompt_length``),
-and that our agent loop is in verl's registry. ``launch`` runs the command and streams its output.
+that our agent loop and the rollout engine are in verl's registries, the trainer's and rollout's GPU pools
+for the one-step trainer, and the rollout correction through verl's own code on a toy batch (verl parses
+its thresholds only when a batch arrives). ``launch`` runs the command and streams its output.
 
 Our agent loop reaches every Ray worker through the ``verl.plugins`` entry point (verl imports each plugin
 in ``verl/__init__.py``, which every worker imports). Where the package is not installed with that entry
@@ -20,10 +23,12 @@ point (a source checkout on ``PYTHONPATH``), the run falls back to verl's ``agen
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.resources import files
@@ -41,22 +46,30 @@ from coding_framework.training.data import TrainingData, prepare_data
 from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
 from coding_framework.training.verl.overrides import (
+    MAIN_PPO,
+    OffPolicy,
+    VerlEntry,
     VerlInputs,
     VerlMappingError,
     hydra_args,
     not_applied,
+    off_policy_overrides,
+    verl_entry,
     verl_overrides,
 )
 
-__all__ = ["PLUGIN_GROUP", "VerlLaunch", "compose", "launch", "plugin_installed", "prepare", "validate"]
+__all__ = ["PLUGIN_GROUP", "VerlLaunch", "check_rollout_settings", "compose", "launch", "plugin_installed",
+           "prepare", "validate"]
 
 PLUGIN_GROUP = "verl.plugins"
 AGENT_LOOP_MODULE = CodingAgentLoop.__module__
+_ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "tensorrt_llm"}
 
 
 @dataclass(frozen=True)
 class VerlLaunch:
-    """A prepared run: the hydra overrides, the command that runs verl and the environment it needs."""
+    """A prepared run: the hydra overrides, the command that runs verl and the environment it needs;
+    ``option_keys``: the verl keys that the rollout engine, ``max_staleness`` and the correction set."""
 
     args: list[str]
     command: list[str]
@@ -65,6 +78,9 @@ class VerlLaunch:
     registration: str
     not_applied: list[str]
     data_sha256: str
+    entry: VerlEntry
+    off_policy: OffPolicy
+    option_keys: list[str]
 
 
 def plugin_installed() -> bool:
@@ -121,9 +137,13 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
 
 
 def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[str] | None = None, *,
-            model: ResolvedModel | None = None) -> VerlLaunch:
+            model: ResolvedModel | None = None, off: OffPolicy | None = None) -> VerlLaunch:
     """Write the run's inputs and build the command; ``extra`` are the user's overrides (they win).
-    ``model``: ``cfg.model`` already resolved (else resolved here; an endpoint is a ConfigError)."""
+    ``model``: ``cfg.model`` already resolved (else resolved here; an endpoint is a ConfigError).
+    ``off``: the staleness and correction (default: synchronous, none)."""
+    off = off or OffPolicy()
+    entry = verl_entry(off)
+    option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl)]
     model = model or starting_model(cfg, progress=False)
     if model.model_dir is None:
         raise ConfigError(f"model {model.spec!r}: verl trains the weights, which an endpoint does not expose")
@@ -131,25 +151,31 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     inputs = _write_inputs(cfg, model, run_dir, None, sets)
-    args = hydra_args(verl_overrides(cfg, spec, verl, inputs)) + list(extra or [])
+    args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
     return VerlLaunch(
-        args=args, command=[sys.executable, "-m", "verl.trainer.main_ppo", *args], env=env, inputs=inputs,
+        args=args, command=[sys.executable, "-m", entry.module, *args], env=env, inputs=inputs,
         registration="agent_loop_config_path" if inputs.agent_loop_config else "entry_point",
-        not_applied=not_applied(cfg, spec), data_sha256=sets.sha256,
+        not_applied=not_applied(cfg, spec), data_sha256=sets.sha256, entry=entry, off_policy=off,
+        option_keys=option_keys,
     )
 
 
-def compose(args: list[str]) -> Any:
-    """verl's trainer config with ``args`` applied, composed as ``main_ppo``'s ``@hydra.main`` does."""
+def compose(args: list[str], entry: VerlEntry = MAIN_PPO) -> Any:
+    """verl's trainer config with ``args`` applied, composed as ``entry``'s ``@hydra.main`` does, and as its
+    main then amends it."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    config_dir = str(files("verl.trainer") / "config")
+    config_dir = str(files(entry.config_package) / "config")
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return hydra_compose(config_name="ppo_trainer", overrides=args)
+        config = hydra_compose(config_name=entry.config_name, overrides=args)
+    if entry.standalone_rollout:
+        config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
+        config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
+    return config
 
 
 def _check_agent_loop(config: Any) -> None:
@@ -163,6 +189,80 @@ def _check_agent_loop(config: Any) -> None:
     registered = {**_agent_loop_registry, **{e["name"]: e for e in entries}}
     if name not in registered:
         raise ValueError(f"agent loop {name!r} is not registered; registered: {sorted(registered)}")
+
+
+def _check_rollout_engine(config: Any) -> None:
+    """The engine is one of verl's rollout replicas (by name: importing one needs its engine installed)."""
+    from verl.workers.rollout.replica import RolloutReplicaRegistry
+
+    name = config.actor_rollout_ref.rollout.name
+    if name not in RolloutReplicaRegistry._registry:
+        raise ValueError(f"actor_rollout_ref.rollout.name {name!r} is not one of verl's rollout engines "
+                         f"{sorted(RolloutReplicaRegistry._registry)}")
+
+
+def _check_rollout_correction(config: Any) -> None:
+    """``algorithm.rollout_correction`` as verl's typed ``RolloutCorrectionConfig``, then through the call the
+    trainer makes on every batch, on a two-token batch: verl checks its modes and thresholds only there."""
+    import torch
+    from verl import DataProto
+    from verl.trainer.config.algorithm import RolloutCorrectionConfig
+    from verl.trainer.ppo.rollout_corr_helper import compute_rollout_correction_and_add_to_batch
+    from verl.utils.config import omega_conf_to_dataclass
+
+    correction = config.algorithm.get("rollout_correction")
+    if correction is None:
+        return
+    omega_conf_to_dataclass(correction, RolloutCorrectionConfig)
+    logprobs = torch.zeros(1, 2)
+    batch = DataProto.from_dict(tensors={"old_log_probs": logprobs, "rollout_log_probs": logprobs,
+                                         "response_mask": torch.ones(1, 2)})
+    compute_rollout_correction_and_add_to_batch(batch, correction)
+
+
+def _check_pools(config: Any, entry: VerlEntry) -> None:
+    """The trainer's and the standalone rollout's GPU pools, as the one-step trainer's TaskRunner builds
+    them."""
+    if not entry.standalone_rollout:
+        return
+    with warnings.catch_warnings():  # verl's engine registry warns about each engine package it lacks
+        warnings.simplefilter("ignore", UserWarning)
+        from verl.experimental.separation.utils import create_resource_pool_manager
+    from verl.trainer.ppo.utils import Role
+
+    create_resource_pool_manager(config, [Role.Actor, Role.Rollout])
+
+
+def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
+    rollout, model = config.actor_rollout_ref.rollout, config.actor_rollout_ref.model
+    name = rollout.name
+    checks = []
+    package = _ENGINE_PACKAGES.get(name, name)
+    if importlib.util.find_spec(package) is None:
+        checks.append(f"the {name} rollout: verl's {name} replica starts, takes these rollout settings "
+                      "and returns the per-token logprobs the agent loop records "
+                      f"({package} is not installed here)")
+    if name != "vllm" and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
+        checks.append(f"the LoRA rank against {name}'s limits (verl checks LoRA ranks against vLLM only)")
+    if entry.standalone_rollout:
+        checks.append(f"verl's one-step off-policy trainer on {config.trainer.n_gpus_per_node} trainer and "
+                      f"{config.rollout.n_gpus_per_node} rollout GPUs per node, and its weight sync to the "
+                      f"rollout ({rollout.checkpoint_engine.backend})")
+    correction = config.algorithm.get("rollout_correction")
+    if correction is not None and (correction.rollout_is or correction.rollout_rs):
+        checks.append("algorithm.rollout_correction on the engines' real logprobs (the rollout_corr/* "
+                      "metrics, what it weights and masks); here it ran on a toy batch")
+    return checks
+
+
+def check_rollout_settings(config: Any, entry: VerlEntry = MAIN_PPO) -> list[str]:
+    """verl's checks of the rollout engine, the rollout correction and (one-step trainer) the GPU pools;
+    returns what only a GPU run can check: the engine where it is not installed here, the one-step
+    trainer's placement and weight sync, and the correction on real logprobs."""
+    _check_rollout_engine(config)
+    _check_rollout_correction(config)
+    _check_pools(config, entry)
+    return _gpu_only_checks(config, entry)
 
 
 def _deferred_lora_check(config: Any) -> tuple[Any, list[str]]:
@@ -185,10 +285,12 @@ def _deferred_lora_check(config: Any) -> tuple[Any, list[str]]:
                      "installed here; verl checks it when the run starts)"]
 
 
-def validate(config: Any) -> dict[str, Any]:
-    """Run verl's own pre-launch checks on a composed config; returns a few facts they established and
-    ``deferred_checks``, those this machine cannot run (``_deferred_lora_check``). verl's checks print
+def validate(config: Any, entry: VerlEntry = MAIN_PPO, keys: list[str] | None = None) -> dict[str, Any]:
+    """Run verl's own pre-launch checks on a config composed for ``entry``; returns a few facts they
+    established, ``deferred_checks`` (verl checks this machine cannot run: ``_deferred_lora_check``),
+    ``gpu_only_checks`` and ``verl_keys``, the values verl resolved for ``keys``. verl's checks print
     progress to stdout; it is kept off ours (the last stdout line is the result)."""
+    from omegaconf import OmegaConf
     from verl.trainer.ppo.utils import create_rl_dataset, need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
     from verl.utils.device import auto_set_device
@@ -203,15 +305,20 @@ def validate(config: Any) -> dict[str, Any]:
         omega_conf_to_dataclass(config.actor_rollout_ref.rollout)
         model: HFModelConfig = omega_conf_to_dataclass(config.actor_rollout_ref.model)
         _check_agent_loop(config)
+        gpu_only = check_rollout_settings(config, entry)
         train = create_rl_dataset(config.data.train_files, config.data, model.tokenizer, model.processor)
         val = create_rl_dataset(config.data.val_files, config.data, model.tokenizer, model.processor,
                                 is_train=False)
     if len(train) < config.data.train_batch_size:
         raise ValueError(f"{len(train)} training prompts fit data.max_prompt_length, fewer than "
                          f"data.train_batch_size={config.data.train_batch_size}")
+    gpus = config.trainer.nnodes * config.trainer.n_gpus_per_node
+    if entry.standalone_rollout:
+        gpus += config.rollout.nnodes * config.rollout.n_gpus_per_node
     return {"train_prompts": len(train), "val_prompts": len(val), "reference_policy": use_ref,
-            "critic": use_critic, "gpus": config.trainer.nnodes * config.trainer.n_gpus_per_node,
-            "deferred_checks": deferred}
+            "critic": use_critic, "gpus": gpus,
+            "deferred_checks": deferred, "gpu_only_checks": gpu_only,
+            "verl_keys": {key: OmegaConf.select(config, key.lstrip("+")) for key in keys or []}}
 
 
 def launch(run: VerlLaunch) -> int:

@@ -3,9 +3,10 @@
 Pure mapping, no I/O: each function returns the verl keys of one concern, ``verl_overrides`` joins them,
 ``hydra_args`` renders them. A setting verl cannot express is either an error (when picking a substitute
 would change the numerics silently: a `linear` schedule, no gradient clipping, per-role adapters, the
-Reviewer's warm start) or listed by
+Reviewer's warm start, a staleness bound above 1) or listed by
 ``not_applied`` (features verl's legacy trainer does not have, e.g. DAPO's group filtering, which only
-its v1 trainer implements).
+its v1 trainer implements). ``verl_entry`` picks the verl program that runs them: ``main_ppo``, or
+verl's one-step off-policy trainer for ``max_staleness`` 1.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coding_framework.config.errors import ConfigError
 from coding_framework.config.policies import GENERATOR_ROLE, REVIEWER_ROLE
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import FSDPSection, VerlConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 
-__all__ = ["VerlInputs", "VerlMappingError", "hydra_args", "not_applied", "verl_overrides"]
+__all__ = [
+    "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "ONE_STEP_OFF_POLICY", "OffPolicy", "VerlEntry", "VerlInputs",
+    "VerlMappingError", "hydra_args", "not_applied", "off_policy", "off_policy_overrides", "verl_entry",
+    "verl_overrides",
+]
 
 Overrides = dict[str, Any]
+OFF_POLICY_CORRECTIONS = ("none", "tis", "mis")
+_CORRECTION = "algorithm.rollout_correction"
 _SCHEDULES = {"constant": "constant", "cosine": "cosine"}
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
 
@@ -44,6 +52,111 @@ class VerlInputs:
     agent_loop_config: Path | None
     mlflow_uri: str
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
+
+
+@dataclass(frozen=True)
+class VerlEntry:
+    """A verl program: the module ``python -m`` runs, where its hydra config lives, and what it needs."""
+
+    module: str
+    config_package: str  # the package whose ``config/`` folder holds ``config_name``
+    config_name: str
+    args: tuple[str, ...] = ()  # hydra overrides the program itself needs, before ours
+    standalone_rollout: bool = False  # its main copies `rollout.{nnodes,n_gpus_per_node}` into the rollout's
+
+
+MAIN_PPO = VerlEntry("verl.trainer.main_ppo", "verl.trainer", "ppo_trainer")
+# The shipped config finds `ppo_trainer` through `file://verl/trainer/config`, a path relative to verl's
+# source checkout; from an installed verl only the package search path resolves it.
+ONE_STEP_OFF_POLICY = VerlEntry(
+    "verl.experimental.one_step_off_policy.main_ppo", "verl.experimental.one_step_off_policy",
+    "one_step_off_ppo_trainer", ("hydra.searchpath=[pkg://verl.trainer.config]",), standalone_rollout=True)
+
+
+@dataclass(frozen=True)
+class OffPolicy:
+    """Bounded staleness and its correction: ours are ``rollout.max_staleness``,
+    ``algo.off_policy_correction``, ``algo.tis_cap`` and ``algo.mis_bounds`` (see ``off_policy``)."""
+
+    max_staleness: int = 0
+    correction: str = "none"
+    tis_cap: float = 2.0
+    mis_bounds: tuple[float, float] = (0.5, 2.0)
+
+    def __post_init__(self) -> None:
+        if self.max_staleness < 0:
+            raise ConfigError(f"max_staleness must be an integer >= 0, got {self.max_staleness}")
+        if self.correction not in OFF_POLICY_CORRECTIONS:
+            raise ConfigError(f"off_policy_correction {self.correction!r} is not one of "
+                              f"{', '.join(OFF_POLICY_CORRECTIONS)}")
+
+
+def off_policy(cfg: TrainingConfig, max_staleness: int | None = None,
+               correction: str | None = None) -> OffPolicy:
+    """The run's staleness and correction: the training YAML's, each replaced by the flag's where given."""
+    rollout, algo = cfg.rollout, cfg.algo
+    low, high = getattr(algo, "mis_bounds", (0.5, 2.0))
+    return OffPolicy(
+        max_staleness=getattr(rollout, "max_staleness", 0) if max_staleness is None else max_staleness,
+        correction=getattr(algo, "off_policy_correction", "none") if correction is None else correction,
+        tis_cap=getattr(algo, "tis_cap", 2.0), mis_bounds=(low, high),
+    )
+
+
+def verl_entry(off: OffPolicy) -> VerlEntry:
+    """``main_ppo`` for synchronous training, verl's one-step off-policy trainer for ``max_staleness`` 1."""
+    return ONE_STEP_OFF_POLICY if off.max_staleness == 1 else MAIN_PPO
+
+
+def _staleness(off: OffPolicy, verl: VerlConfig) -> Overrides:
+    """K = 1 is verl's one-step off-policy trainer: each step trains on rollouts that the weights one update
+    old generated while the previous step trained, on GPUs of their own (half of each node's; the trainer
+    keeps the rest)."""
+    if off.max_staleness == 0:
+        return {}
+    if off.max_staleness > 1:
+        raise VerlMappingError(
+            f"max_staleness {off.max_staleness}: verl 0.9.1 bounds staleness in policy versions only in its "
+            "one-step off-policy mode (K=1); its fully-async mode bounds it in samples "
+            "(async_training.staleness_threshold) with partial rollouts spanning weight versions, which is "
+            "not K; use --max-staleness 1, or `coding-framework train`")
+    gpus = verl.cluster.gpus_per_node
+    rollout_gpus = gpus // 2
+    if rollout_gpus < 1 or rollout_gpus % verl.rollout.tensor_parallel_size:
+        raise VerlMappingError(
+            f"max_staleness 1 runs verl's one-step off-policy trainer, whose rollout takes GPUs of its own "
+            f"(half of cluster.gpus_per_node={gpus}): that half must be a multiple of "
+            f"rollout.tensor_parallel_size={verl.rollout.tensor_parallel_size} and at least 1")
+    return {
+        "actor_rollout_ref.hybrid_engine": False,
+        "rollout.nnodes": verl.cluster.nnodes,
+        "rollout.n_gpus_per_node": rollout_gpus,
+        "trainer.n_gpus_per_node": gpus - rollout_gpus,
+        # The one-step config defaults to bypass mode, which swaps the algorithm's policy loss for PPO-clip
+        # against the rollout's logprobs and ignores IS weights; decoupled mode keeps ours and recomputes
+        # the behaviour policy's logprobs, which the correction needs.
+        f"{_CORRECTION}.bypass_mode": False,
+    }
+
+
+def _correction(off: OffPolicy) -> Overrides:
+    """`tis`: verl's token-level truncated IS; `mis`: its sequence-level geometric rejection
+    (`seq_mean_k1`)."""
+    if off.correction == "tis":
+        return {f"{_CORRECTION}.rollout_is": "token", f"{_CORRECTION}.rollout_is_threshold": off.tis_cap,
+                f"{_CORRECTION}.rollout_rs": None}
+    if off.correction == "mis":
+        low, high = off.mis_bounds
+        # verl's k1 statistic is the mean of -log(pi_train / pi_rollout), kept within [log lower, log upper]:
+        # our bounds on the geometric-mean ratio itself are verl's reciprocals, swapped.
+        return {f"{_CORRECTION}.rollout_is": None, f"{_CORRECTION}.rollout_rs": "seq_mean_k1",
+                f"{_CORRECTION}.rollout_rs_threshold": f"{1 / high!r}_{1 / low!r}"}
+    return {}
+
+
+def off_policy_overrides(off: OffPolicy, verl: VerlConfig) -> Overrides:
+    """The verl keys ``max_staleness`` and the correction set (none for K = 0 without a correction)."""
+    return {**_staleness(off, verl), **_correction(off)}
 
 
 def _algorithm(spec: AlgorithmSpec) -> Overrides:
@@ -173,7 +286,7 @@ def _fsdp(fsdp: FSDPSection, problems_per_step: int, minibatches: int) -> Overri
 def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
     rollout = "actor_rollout_ref.rollout"
     out: Overrides = {
-        f"{rollout}.name": "vllm",
+        f"{rollout}.name": verl.rollout.name,
         f"{rollout}.mode": "async",
         f"{rollout}.calculate_log_probs": True,
         f"{rollout}.n": cfg.rollout.group_size,
@@ -234,9 +347,9 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
     return out
 
 
-def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig,
-                   inputs: VerlInputs) -> Overrides:
-    """Every verl key this run sets, in a stable order (later keys of the same name would win)."""
+def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, inputs: VerlInputs,
+                   off: OffPolicy | None = None) -> Overrides:
+    """Every verl key this run sets, in a stable order (a later value of the same key wins)."""
     return {
         **_data_and_model(cfg, inputs),
         **_policies(cfg, inputs),
@@ -246,6 +359,7 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig,
         **_optim(cfg),
         **_fsdp(verl.fsdp, cfg.rollout.problems_per_step, cfg.algo.minibatches),
         **_trainer(cfg, verl, inputs),
+        **off_policy_overrides(off or OffPolicy(), verl),
     }
 
 
