@@ -90,6 +90,8 @@ class RolePolicies:
                     sampled_by = self.updates[name].logprobs(batch)
                 found = self.updates[name].step(batch, step, behaviour=sampled_by)
             metrics.update({f"{prefix}{k}": v for k, v in found.items()})
+        if self.adapters is not None:
+            metrics.update(_across_updates(metrics, self.adapters.names))
         return metrics
 
     def _selected(self, name: str) -> contextlib.AbstractContextManager[None]:
@@ -168,3 +170,13 @@ class RolePolicies:
             return
         for name, update in self.updates.items():
             update.load_state_dict(state[name])
+
+
+def _across_updates(metrics: dict[str, float], names: Sequence[str]) -> dict[str, float]:
+    """The run-level ``mismatch/*``: the largest ratio of any adapter's rows, the mean of the rest."""
+    out: dict[str, float] = {}
+    for key in ("mismatch/kl", "mismatch/ratio_mean", "mismatch/ratio_max", "mismatch/masked_share"):
+        values = [metrics[f"{name}/{key}"] for name in names if f"{name}/{key}" in metrics]
+        if values:
+            out[key] = max(values) if key.endswith("_max") else sum(values) / len(values)
+    return out

@@ -13,7 +13,8 @@ from coding_framework.training.trajectory import CallSpan, Trajectory
 def _row(lengths: list[int], stops: list[str], reward: float = 1.0) -> Trajectory:
     calls, ids, start = [], [], 0
     for turn, (n, stop) in enumerate(zip(lengths, stops, strict=True)):
-        calls.append(CallSpan(turn=turn, start=start, length=n, text="x", stop_reason=stop, policy_version="0"))
+        calls.append(CallSpan(turn=turn, start=start, length=n, text="x", stop_reason=stop,
+                              policy_version="0"))
         ids += [5] * n
         start += n
     return Trajectory(prompt_ids=[1], response_ids=ids, response_mask=[1] * len(ids),

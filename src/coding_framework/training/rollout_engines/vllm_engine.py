@@ -1,14 +1,16 @@
 """Rollouts on a vLLM server: each published policy version's LoRA adapters are written to disk and loaded
-into the server under new names (``<adapter>-v<version>``).
+into the server under new names (``<adapter>-<run tag>-v<version>``).
 
 vLLM keys its prefix cache and its LoRA slots by adapter name, so a name is never reused for other weights:
-a batch that asks for ``policy-v3`` gets version 3's weights even after version 4 was loaded. Versions no
-batch will ask for again are unloaded. A full fine-tune cannot reach a running server this way, which the
-training config refuses up front.
+a batch that asks for ``policy-1a2b3c-v3`` gets version 3's weights even after version 4 was loaded, and
+runs sharing one server (``engine_url``) never meet each other's names. Versions no batch will ask for
+again are unloaded, and the rest when the run ends. A full fine-tune cannot reach a running server this
+way, which the training config refuses up front.
 """
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import EngineError, TokenEngine
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
-from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
+from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig, default_venv
 from coding_framework.logs import get_logger
 from coding_framework.models.layout import ADAPTER_FILE
 from coding_framework.training.rollout_engines.base import PolicySnapshot
@@ -32,8 +34,18 @@ __all__ = ["VLLMRolloutEngine", "adapter_name"]
 log = get_logger(__name__)
 
 
-def adapter_name(adapter: str, version: int) -> str:
-    return f"{adapter}-v{version}"
+def adapter_name(adapter: str, tag: str, version: int) -> str:
+    return f"{adapter}-{tag}-v{version}"
+
+
+def _vllm_venv() -> Path:
+    """``$CODING_FRAMEWORK_VLLM_VENV`` or ``.venv-vllm`` when it exists, else the environment of the
+    ``vllm`` on PATH (its ``bin/`` holds the python that runs it)."""
+    default = default_venv()
+    found = shutil.which("vllm")
+    if (default / "bin" / "python").is_file() or found is None:
+        return default
+    return Path(found).parent.parent
 
 
 class VLLMRolloutEngine:
@@ -46,6 +58,7 @@ class VLLMRolloutEngine:
         self.adapters, self.tokenizer = adapters, tokenizer
         self.work_dir = work_dir
         self.roles = sorted({*AGENT_ROLES, *self.policies.roles, *config.rollout.trained_roles})
+        self.tag = secrets.token_hex(3)
         self.published: list[int] = []
         self._engines: dict[int, OpenAICompatibleEngine] = {}
         self.server: VLLMServer | None = None
@@ -61,8 +74,7 @@ class VLLMRolloutEngine:
                 # every version a batch in flight may ask for, of every adapter, plus the one loading
                 "runtime_loras": (rollout.max_staleness + 2) * len(adapters.names),
             }
-            if rollout.vllm.venv is not None:
-                settings["venv"] = rollout.vllm.venv
+            settings["venv"] = rollout.vllm.venv or _vllm_venv()
             work_dir.mkdir(parents=True, exist_ok=True)
             self.server = VLLMServer(base_dir, VLLMServerConfig(**settings), log_path=work_dir / "vllm.log")
             self.server.start()
@@ -82,7 +94,8 @@ class VLLMRolloutEngine:
             save_file({k: v.contiguous() for k, v in state.items()}, target / ADAPTER_FILE)
             self.adapters.peft.peft_config[name].save_pretrained(str(target))
             self._post("/v1/load_lora_adapter",
-                       {"lora_name": adapter_name(name, version), "lora_path": str(target.resolve())})
+                       {"lora_name": adapter_name(name, self.tag, version),
+                        "lora_path": str(target.resolve())})
         self.published.append(version)
         return time.perf_counter() - started
 
@@ -90,7 +103,7 @@ class VLLMRolloutEngine:
         if version not in self.published:
             raise RuntimeError(f"policy version {version} was not published to the vLLM server")
         if version not in self._engines:
-            roles = {role: adapter_name(a, version) for role in self.roles
+            roles = {role: adapter_name(a, self.tag, version) for role in self.roles
                      if (a := self.policies.adapter_for(role)) is not None}
             self._engines[version] = OpenAICompatibleEngine(
                 self.url, self.model, self.tokenizer, role_models=roles, version_tag=str(version),
@@ -101,13 +114,15 @@ class VLLMRolloutEngine:
     def retire(self, oldest: int) -> None:
         for version in [v for v in self.published if v < oldest]:
             for name in self.adapters.names:
-                self._post("/v1/unload_lora_adapter", {"lora_name": adapter_name(name, version)})
+                self._post("/v1/unload_lora_adapter", {"lora_name": adapter_name(name, self.tag, version)})
             shutil.rmtree(self.work_dir / f"v{version}", ignore_errors=True)
             self.published.remove(version)
             if (engine := self._engines.pop(version, None)) is not None:
                 engine.close()
 
     def close(self) -> None:
+        if self.server is None and self.published:  # an attached server outlives the run: unload ours
+            self.retire(max(self.published) + 1)
         for engine in self._engines.values():
             engine.close()
         self._engines.clear()

@@ -15,11 +15,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.policies import GENERATOR_ROLE, REVIEWER_ROLE
-from coding_framework.config.training import TrainingConfig
+from coding_framework.config.training import OffPolicyCorrection, TrainingConfig
 from coding_framework.config.verl import FSDPSection, VerlConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 Overrides = dict[str, Any]
-OFF_POLICY_CORRECTIONS = ("none", "tis", "mis")
+OFF_POLICY_CORRECTIONS: tuple[str, ...] = get_args(OffPolicyCorrection)
 _CORRECTION = "algorithm.rollout_correction"
 _SCHEDULES = {"constant": "constant", "cosine": "cosine"}
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
@@ -95,11 +95,10 @@ def off_policy(cfg: TrainingConfig, max_staleness: int | None = None,
                correction: str | None = None) -> OffPolicy:
     """The run's staleness and correction: the training YAML's, each replaced by the flag's where given."""
     rollout, algo = cfg.rollout, cfg.algo
-    low, high = getattr(algo, "mis_bounds", (0.5, 2.0))
     return OffPolicy(
-        max_staleness=getattr(rollout, "max_staleness", 0) if max_staleness is None else max_staleness,
-        correction=getattr(algo, "off_policy_correction", "none") if correction is None else correction,
-        tis_cap=getattr(algo, "tis_cap", 2.0), mis_bounds=(low, high),
+        max_staleness=rollout.max_staleness if max_staleness is None else max_staleness,
+        correction=algo.off_policy_correction if correction is None else correction,
+        tis_cap=algo.tis_cap, mis_bounds=(algo.mis_bounds[0], algo.mis_bounds[1]),
     )
 
 
