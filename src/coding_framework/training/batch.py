@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from coding_framework.training.trajectory import Trajectory
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # torch alone at run time: benchmarks/gpu_precision.py loads this file by itself
     from transformers import PreTrainedModel
+
+    from coding_framework.training.trajectory import Trajectory
 
 
 @dataclass

@@ -92,9 +92,11 @@ class LockstepEngine:
 
     async def _decode(self, batch: list[_Request], wave: int) -> None:
         groups: dict[SamplingParams, list[_Request]] = {}
-        routes = getattr(self.engine, "adapters", None) is not None
+        # Local per-role adapters, or a server's per-role models (a vLLM rollout engine's LoRA names)
+        routes = (getattr(self.engine, "adapters", None) is not None
+                  or bool(getattr(self.engine, "role_models", None)))
         for request in batch:  # calls with different settings (e.g. an LLM reviewer) decode separately
-            # The role only matters to an engine with per-role adapters; elsewhere it must not split a wave.
+            # The role only matters to an engine that routes by role; elsewhere it must not split a wave.
             key = request.params if routes else dataclasses.replace(request.params, role=None)
             groups.setdefault(key, []).append(request)
         for n, (params, requests) in enumerate(groups.items()):
