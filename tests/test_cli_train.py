@@ -78,12 +78,26 @@ def test_quickstart_prints_before_after_and_the_summary_line(tmp_path: Path) -> 
     [
         (["--algorithm", "a2c"], "valid algorithms"),
         (["--config", "no/such.yaml"], "config file not found"),
+        (["--engine", "vllm"], "needs a LoRA policy"),
+        (["--config", "quickstart_lora", "--engine", "sglang"], "rollout.engine"),
+        (["--config", "quickstart_lora", "--engine-url", "localhost:8000"], "URL@MODEL"),
+        (["--off-policy-correction", "is"], "'none', 'tis' or 'mis'"),
+        (["--max-staleness", "-1"], "max-staleness"),
     ],
 )
 def test_bad_arguments_fail_without_a_traceback(tmp_path: Path, args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), *args])
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("setting", ["precision: bf16", "gradient_checkpointing: true"])
+def test_gpu_only_settings_are_refused_on_the_cpu_in_one_line(tmp_path: Path, setting: str) -> None:
+    bad = tmp_path / "gpu.yaml"
+    bad.write_text(f"device: cpu\noptim: {{{setting}}}\n")
+    result = CliRunner().invoke(app, ["train", "--run-dir", str(tmp_path / "r"), "--config", str(bad)])
+    assert result.exit_code == 2 and "need device: cuda" in result.output and "Traceback" not in result.output
 
 
 def test_an_unknown_config_key_is_named(tmp_path: Path) -> None:

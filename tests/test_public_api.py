@@ -33,7 +33,8 @@ PUBLIC_API = {
         "ReviewCreditConfig", "ReviewWarmStartConfig", "ReviewerConfig", "RewardConfig", "RolloutConfig",
         "RolloutPolicy", "SFTConfig", "SFTDataConfig", "SamplingConfig", "SandboxConfig", "ServingConfig",
         "SolveConfig", "StrictModel", "SweepConfig", "TokenizerConfig", "TrackingConfig", "TrainingConfig",
-        "UniformDimension", "VerlClusterSection", "VerlConfig", "VerlRolloutSection", "WorkflowConfig",
+        "UniformDimension", "VLLMRolloutConfig", "VerlClusterSection", "VerlConfig", "VerlRolloutSection",
+        "WorkflowConfig",
         "load_config", "parse_model_ref", "resolve_config", "shipped_config", "shipped_config_names",
     ],
     "coding_framework.curation": [
@@ -99,6 +100,10 @@ PUBLIC_API = {
     "coding_framework.training.sweep": [
         "SWEEP_FILE", "SweepError", "SweepResults", "load_sweep", "run_sweep", "train_trial", "trial_count",
         "tune_space",
+    ],
+    "coding_framework.training.rollout_engines": [
+        "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",
+        "TrainerEngine", "VLLMRolloutEngine", "behaviour_version",
     ],
     "coding_framework.training.verl": [
         "CodingAgentLoop", "PreflightConfig", "PreflightReport", "ServerManagerEngine", "TokenServer",

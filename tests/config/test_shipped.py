@@ -41,6 +41,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "reinforce_pp_basic": TrainingConfig,
     "dapo_basic": TrainingConfig,
     "quickstart": TrainingConfig,
+    "quickstart_lora": TrainingConfig,
     "per_role_lora": TrainingConfig,
     "serving": ServingConfig,
     "sweep_basic": SweepConfig,

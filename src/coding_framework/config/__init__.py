@@ -58,6 +58,7 @@ from coding_framework.config.training import (
     RolloutConfig,
     TrackingConfig,
     TrainingConfig,
+    VLLMRolloutConfig,
 )
 from coding_framework.config.verl import (
     FSDPSection,
@@ -124,6 +125,7 @@ __all__ = [
     "TrackingConfig",
     "TrainingConfig",
     "UniformDimension",
+    "VLLMRolloutConfig",
     "VerlClusterSection",
     "VerlConfig",
     "VerlRolloutSection",

@@ -125,8 +125,8 @@ def _predicting_states(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torc
 def _predicting_states_full(decoder: torch.nn.Module, batch: TrajectoryBatch) -> torch.Tensor:
     """``_predicting_states`` without the shared prompt cache: one forward of ``prompt + response`` per
     row, which gradient checkpointing needs (it recomputes layers, and a cache cannot carry across)."""
+    parts, order = [], []
     width = batch.response_ids.shape[1]
-    out = torch.zeros(len(batch), width, decoder.config.hidden_size, device=batch.response_ids.device)
     for u in batch.prompt_index.unique().tolist():
         rows = (batch.prompt_index == u).nonzero().squeeze(-1)
         prompt = batch.prompts[u]
@@ -135,9 +135,9 @@ def _predicting_states_full(decoder: torch.nn.Module, batch: TrajectoryBatch) ->
         real = torch.arange(w, device=ids.device) < batch.response_len[rows].unsqueeze(-1)
         attn = torch.cat([torch.ones(n, p, dtype=torch.long, device=ids.device), real.long()], dim=1)
         h = decoder(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state
-        out = out.index_put((rows,), torch.nn.functional.pad(h[:, p - 1 : p + w - 1].to(out.dtype),
-                                                            (0, 0, 0, width - w)))
-    return out
+        parts.append(torch.nn.functional.pad(h[:, p - 1 : p + w - 1], (0, 0, 0, width - w)))  # (n, R, H)
+        order.append(rows)
+    return torch.cat(parts)[torch.argsort(torch.cat(order))]
 
 
 def score(model: PreTrainedModel, batch: TrajectoryBatch, entropy: bool = False,
