@@ -81,7 +81,9 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
 def test_an_asynchronous_run_resumes_its_batches_in_flight(tmp_path: Path) -> None:
     """K = 1: each checkpoint holds the batch already submitted for the next step and the weights that
     sample it; the resumed run regenerates it and ends like the uninterrupted one."""
-    config = tiny_config(tmp_path, steps=4, rollout={**TINY_RUN["rollout"], "max_staleness": 1},
+    rollout = {**TINY_RUN["rollout"], "max_staleness": 1, "refill_zero_variance": True,
+               "max_refill_rounds": 1}
+    config = tiny_config(tmp_path, steps=4, rollout=rollout,
                          algo={**TINY_RUN["algo"], "off_policy_correction": "tis"})
     reference, _ = _finish(_train(config, tmp_path / "straight"))
     assert reference["max_staleness"] == 1 and reference["samples_per_s"] > 0
@@ -99,6 +101,10 @@ def test_an_asynchronous_run_resumes_its_batches_in_flight(tmp_path: Path) -> No
     again = json.loads((run / "results.json").read_text())
     assert comparable(again["history"]) == comparable(straight["history"])
     assert [r["metrics"]["async/staleness_mean"] for r in straight["history"]] == [0.0, 1.0, 1.0, 1.0]
+    # the tiny model's rewards are all 0: every group is flat, its refill round finds only flat ones, and the
+    # flat groups keep the batch at its size
+    assert {(m["batch/flat_groups"], m["batch/refill_rounds"], m["batch/refill_groups"], m["batch/flat_kept"])
+            for m in (r["metrics"] for r in straight["history"])} == {(2.0, 1.0, 0.0, 2.0)}
     for key in ("reward_mean", "heldout_pass@1", "audit_offending_tokens"):
         assert resumed[key] == reference[key], key
     weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]

@@ -426,7 +426,8 @@ class Trainer:
     def _refill(self, rollout: RolloutBatch, job: RolloutJob, engine: Any, workflow: Any, grader: Grader,
                 reward_fn: CompositeReward) -> RolloutBatch:
         """Step ``job``'s batch with its zero-variance groups replaced by groups of extra rollouts (problems
-        from ``ProblemSampler.extra``), counted in the batch's ``batch/*`` stats."""
+        from ``ProblemSampler.extra``), counted in the batch's ``batch/*`` stats. Where ``max_refill_rounds``
+        finds too few, flat groups stay (``batch/flat_kept``): the batch keeps its size."""
         cfg = self.config
         flat = flat_groups([e.group for e in rollout.episodes], episode_rewards(rollout.episodes, cfg.reward))
         episodes = [e for e in rollout.episodes if e.group not in flat]
@@ -446,10 +447,12 @@ class Trainer:
                 episodes += [dataclasses.replace(e, group=10_000 * rounds + group)
                              for e in extra.episodes if e.group == group]
                 added += 1
+        short = sorted(flat)[: len(flat) - added]  # refills ran out: flat groups fill the batch back up
+        episodes += [e for e in rollout.episodes if e.group in short]
         order = {g: i for i, g in enumerate(dict.fromkeys(e.group for e in episodes))}
         episodes = [dataclasses.replace(e, index=i, group=order[e.group]) for i, e in enumerate(episodes)]
         stats = {"batch/flat_groups": float(len(flat)), "batch/refill_groups": float(added),
-                 "batch/refill_rounds": float(rounds), "batch/groups": float(len(order))}
+                 "batch/refill_rounds": float(rounds), "batch/flat_kept": float(len(short))}
         return RolloutBatch(episodes, tokens, waves, seconds, stats)
 
     # -- the run -------------------------------------------------------------------------------------------
