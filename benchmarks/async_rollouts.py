@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(f"[{n}/{len(todo)}] {arm} seed {seed}", file=sys.stderr, flush=True)
                 url = f"{server.url}@{server.name}" if server is not None else None
                 part = _run(arm, seed, url)
-                (args.parts / f"{arm}-seed{seed}.json").write_text(json.dumps(part, indent=2) + "\n")
+                write_result(args.parts / f"{arm}-seed{seed}.json", part)
                 print(json.dumps(part), file=sys.stderr, flush=True)
         finally:
             if server is not None:
