@@ -47,6 +47,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     ap.add_argument("--parts", type=Path, default=PARTS, help="one JSON per finished run (reused)")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--summarize-only", action="store_true", help="no new runs: sum up the finished ones")
     return ap.parse_args(argv)
 
 
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     assert base is not None
     args.parts.mkdir(parents=True, exist_ok=True)
     # seed by seed, every arm in turn: a busier stretch of the machine then falls on all arms alike
-    todo = [(a, s) for s in args.seeds for a in args.arms if not (args.parts / f"{a}-seed{s}.json").is_file()]
+    done = {(a, s) for s in args.seeds for a in args.arms if (args.parts / f"{a}-seed{s}.json").is_file()}
+    todo = [(a, s) for s in args.seeds for a in args.arms if (a, s) not in done and not args.summarize_only]
     server = None
     with LoadMonitor() as load:
         try:
@@ -153,7 +155,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             if server is not None:
                 server.stop()
-    runs = [json.loads((args.parts / f"{a}-seed{s}.json").read_text()) for a in args.arms for s in args.seeds]
+    runs = [json.loads((args.parts / f"{a}-seed{s}.json").read_text()) for a in args.arms for s in args.seeds
+            if (args.parts / f"{a}-seed{s}.json").is_file()]
     result = {"config": CONFIG, "arms": {a: ARMS[a] for a in args.arms}, "seeds": args.seeds,
               "vllm_dtype": config.rollout.vllm.dtype, "summary": _summary(runs), "runs": runs}
     write_result(args.out, result, load, model_dir=base)
