@@ -32,10 +32,10 @@ class TrainerEngine:
         return self.engine
 
     def retire(self, oldest: int) -> None:
-        pass
+        """Nothing to forget: it holds only the weights being trained."""
 
     def close(self) -> None:
-        pass
+        """Nothing to stop: the engine belongs to the trainer."""
 
 
 class LocalCopyEngine:
