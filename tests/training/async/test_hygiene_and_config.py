@@ -60,3 +60,15 @@ def test_a_vllm_engine_with_a_lora_policy_loads() -> None:
                                             "policies": {"mode": "shared_lora"},
                                             "algo": {"off_policy_correction": "tis"}})
     assert config.rollout.max_staleness == 2 and config.algo.tis_cap == 2.0
+
+
+@pytest.mark.parametrize(("rollout", "audit", "tolerance"), [
+    ({}, {}, 1e-3),
+    ({"engine": "vllm"}, {}, 1e-3),
+    ({"engine": "vllm", "vllm": {"dtype": "bfloat16"}}, {}, 0.1),
+    ({"engine": "vllm", "vllm": {"dtype": "bfloat16"}}, {"tolerance": 0.02}, 0.02),
+])
+def test_the_audit_tolerance_follows_the_engines_precision(rollout: dict, audit: dict, tolerance: float) -> None:
+    config = TrainingConfig.model_validate({"rollout": rollout, "audit": audit,
+                                            "policies": {"mode": "shared_lora"}})
+    assert config.audit_tolerance == tolerance
