@@ -122,6 +122,7 @@ async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -
         "tokens_used": tokens,
         "rounds": rounds,
         "calls": [],
+        "review_calls": [],
     }
 
 
