@@ -1,18 +1,25 @@
 """vLLM as the trainer's rollout engine, and bounded-staleness asynchronous training, on the quickstart with
 one shared LoRA adapter (the shipped ``quickstart_lora`` config), same seeds, same samples per run.
 
-Reproduce (about an hour on 2 CPU cores; each run is ``coding-framework train``):
+Reproduce (about 80 minutes on 2 CPU cores; each run is ``coding-framework train``):
     .venv/bin/python -m benchmarks.async_rollouts
 Fewer runs: ``--arms hf-k0 vllm-k0 --seeds 0``. Finished runs are kept in ``--parts`` and skipped.
 
 Arms: ``hf-k0`` is the trainer's own HF engine (the anchor for held-out gain); ``vllm-k<K>[-tis]`` samples
 on one vLLM-CPU server (fp32, started here, attached to with ``--engine-url``) with ``--max-staleness K``,
-with and without ``--off-policy-correction tis``. ``vllm-k0`` is the anchor for samples/s. Each run trains
-8 steps x 96 episodes. Per run: held-out pass@1 before/after, samples/s (episodes per second of training
-steps), the mismatch KL and largest token ratio (trainer vs rollout engine, same weights), the auditor's
-offending tokens (recorded vs recomputed logprob beyond 1e-3), adapter sync seconds per step, and the
-trainer's and the generator's idle seconds per step. Results: ``benchmarks/results/async_rollouts.json``
-and ``.png``, with the machine record.
+with and without ``--off-policy-correction tis``. ``vllm-k0`` is the anchor for samples/s. The
+``vllm-bf16-*`` arms sample on a bf16 server instead, against the fp32 trainer: there the engines disagree,
+so those two arms show what the correction does to held-out gain when it has a gap to correct. Their
+configs keep ``rollout.vllm.dtype: float32``, so the auditor checks them at the fp32 tolerance, 1e-3: its
+count shows how far the bf16 gap reaches.
+``vllm-k<K>-1thread`` gives the trainer one torch thread (``threads: 1``) instead of 2: vLLM's worker binds
+the other core, so at K = 1 the update and generation overlap without sharing a core (K = 0 shows what one
+thread alone changes). Each
+run trains 8 steps x 96 episodes. Per run: held-out pass@1 before/after, samples/s (episodes per second of
+training steps), the mismatch KL and largest token ratio (trainer vs rollout engine, same weights), the
+share of tokens at the TIS cap, the auditor's offending tokens (recorded vs recomputed logprob beyond
+1e-3), adapter sync seconds per step, and the trainer's and the generator's idle seconds per step.
+Results: ``benchmarks/results/async_rollouts.json`` and ``.png``, with the machine record.
 """
 
 from __future__ import annotations
@@ -27,17 +34,25 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from coding_framework.config.loader import resolve_config
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "async_rollouts.json"
 PARTS = ROOT / "benchmarks" / "results" / "async_rollouts_parts"
 CONFIG = "quickstart_lora"
 ARMS: dict[str, dict[str, Any]] = {
     "hf-k0": {"engine": "local", "k": 0, "correction": "none"},
-    "vllm-k0": {"engine": "vllm", "k": 0, "correction": "none"},
-    "vllm-k1": {"engine": "vllm", "k": 1, "correction": "none"},
-    "vllm-k1-tis": {"engine": "vllm", "k": 1, "correction": "tis"},
-    "vllm-k2": {"engine": "vllm", "k": 2, "correction": "none"},
-    "vllm-k2-tis": {"engine": "vllm", "k": 2, "correction": "tis"},
+    "vllm-k0": {"engine": "vllm", "k": 0, "correction": "none", "dtype": "float32"},
+    "vllm-k1": {"engine": "vllm", "k": 1, "correction": "none", "dtype": "float32"},
+    "vllm-k1-tis": {"engine": "vllm", "k": 1, "correction": "tis", "dtype": "float32"},
+    "vllm-k2": {"engine": "vllm", "k": 2, "correction": "none", "dtype": "float32"},
+    "vllm-k2-tis": {"engine": "vllm", "k": 2, "correction": "tis", "dtype": "float32"},
+    "vllm-k0-1thread": {"engine": "vllm", "k": 0, "correction": "none", "dtype": "float32", "threads": 1},
+    "vllm-k1-1thread": {"engine": "vllm", "k": 1, "correction": "none", "dtype": "float32", "threads": 1},
+    "vllm-bf16-k1": {"engine": "vllm", "k": 1, "correction": "none", "dtype": "bfloat16"},
+    "vllm-bf16-k1-tis": {"engine": "vllm", "k": 1, "correction": "tis", "dtype": "bfloat16"},
 }
 
 
@@ -59,7 +74,12 @@ def _run(arm: str, seed: int, engine_url: str | None) -> dict[str, Any]:
     spec = ARMS[arm]
     with tempfile.TemporaryDirectory(prefix=f"async-{arm}-") as tmp:
         run_dir = Path(tmp) / "run"
-        cmd = [sys.executable, "-m", "coding_framework.cli", "train", "--config", CONFIG, "--run-dir",
+        config: str | Path = CONFIG
+        if "threads" in spec:
+            config = Path(tmp) / f"{CONFIG}.yaml"
+            data = yaml.safe_load(resolve_config(CONFIG).read_text(encoding="utf-8"))
+            config.write_text(yaml.safe_dump({**data, "threads": spec["threads"]}), encoding="utf-8")
+        cmd = [sys.executable, "-m", "coding_framework.cli", "train", "--config", str(config), "--run-dir",
                str(run_dir), "--seed", str(seed), "--max-staleness", str(spec["k"]),
                "--off-policy-correction", spec["correction"], "--no-progress"]
         if spec["engine"] == "vllm":
@@ -106,7 +126,8 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for arm, rs in by_arm.items():
         row: dict[str, Any] = {"seeds": [r["seed"] for r in rs]}
         for key in ("heldout_gain", "samples_per_s", "mismatch_kl_mean", "audit_offending_tokens",
-                    "sync_s_mean", "trainer_idle_s_mean", "generator_idle_s_mean"):
+                    "mismatch_masked_share_mean", "sync_s_mean", "trainer_idle_s_mean",
+                    "generator_idle_s_mean"):
             values = [r[key] for r in rs if r[key] is not None]
             row[key] = _mean(values)
             row[f"{key}_sd"] = statistics.stdev(values) if len(values) > 1 else None
@@ -131,34 +152,39 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     base = starting_model(config, progress=False).model_dir
     assert base is not None
     args.parts.mkdir(parents=True, exist_ok=True)
-    # seed by seed, every arm in turn: a busier stretch of the machine then falls on all arms alike
+    # per server, seed by seed, every arm in turn: a busier stretch of the machine falls on its arms alike
     done = {(a, s) for s in args.seeds for a in args.arms if (args.parts / f"{a}-seed{s}.json").is_file()}
     todo = [(a, s) for s in args.seeds for a in args.arms if (a, s) not in done and not args.summarize_only]
-    server = None
     with LoadMonitor() as load:
-        try:
-            if any(ARMS[a]["engine"] == "vllm" for a, _ in todo):
-                vllm = config.rollout.vllm
-                server = VLLMServer(base, VLLMServerConfig(
-                    served_model_name="base", dtype=vllm.dtype, max_num_seqs=vllm.max_num_seqs,
-                    max_num_batched_tokens=vllm.max_num_batched_tokens,
-                    max_model_len=vllm.max_model_len, kv_cache_gib=vllm.kv_cache_gib,
-                    max_lora_rank=config.policies.rank, runtime_loras=4), log_path=args.parts / "vllm.log")
-                server.start()
-                print(f"vLLM ready in {server.startup_s:.1f}s", file=sys.stderr, flush=True)
-            for n, (arm, seed) in enumerate(todo, 1):
-                print(f"[{n}/{len(todo)}] {arm} seed {seed}", file=sys.stderr, flush=True)
-                url = f"{server.url}@{server.name}" if server is not None else None
-                part = _run(arm, seed, url)
-                write_result(args.parts / f"{arm}-seed{seed}.json", part)
-                print(json.dumps(part), file=sys.stderr, flush=True)
-        finally:
-            if server is not None:
-                server.stop()
+        # one server per vLLM dtype, started when its first run comes and stopped before the next one's
+        for dtype in dict.fromkeys(ARMS[a].get("dtype") for a, _ in todo):
+            server = None
+            try:
+                if dtype is not None:
+                    vllm = config.rollout.vllm
+                    server = VLLMServer(base, VLLMServerConfig(
+                        served_model_name="base", dtype=dtype, max_num_seqs=vllm.max_num_seqs,
+                        max_num_batched_tokens=vllm.max_num_batched_tokens,
+                        max_model_len=vllm.max_model_len, kv_cache_gib=vllm.kv_cache_gib,
+                        max_lora_rank=config.policies.rank, runtime_loras=4),
+                        log_path=args.parts / f"vllm-{dtype}.log")
+                    server.start()
+                    print(f"vLLM ({dtype}) ready in {server.startup_s:.1f}s", file=sys.stderr, flush=True)
+                for arm, seed in [(a, s) for a, s in todo if ARMS[a].get("dtype") == dtype]:
+                    print(f"[{todo.index((arm, seed)) + 1}/{len(todo)}] {arm} seed {seed}", file=sys.stderr,
+                          flush=True)
+                    url = f"{server.url}@{server.name}" if server is not None else None
+                    part = _run(arm, seed, url)
+                    write_result(args.parts / f"{arm}-seed{seed}.json", part)
+                    print(json.dumps(part), file=sys.stderr, flush=True)
+            finally:
+                if server is not None:
+                    server.stop()
     runs = [json.loads((args.parts / f"{a}-seed{s}.json").read_text()) for a in args.arms for s in args.seeds
             if (args.parts / f"{a}-seed{s}.json").is_file()]
     result = {"config": CONFIG, "arms": {a: ARMS[a] for a in args.arms}, "seeds": args.seeds,
-              "vllm_dtype": config.rollout.vllm.dtype, "summary": _summary(runs), "runs": runs}
+              "samples_per_run": sorted({int(r["samples"]) for r in runs}),
+              "summary": _summary(runs), "runs": runs}
     write_result(args.out, result, load, model_dir=base)
     _plot(result, args.out.with_suffix(".png"))
     print(json.dumps(result["summary"]))
@@ -183,6 +209,8 @@ def _plot(result: dict[str, Any], path: Path) -> None:
             if r[key] is not None:
                 ax.plot(arms.index(r["arm"]), r[key], "k.", ms=4)
         ax.set_title(label)
+        if key == "mismatch_kl_mean":  # fp32 engines agree to ~1e-9, bf16 ones do not
+            ax.set_yscale("symlog", linthresh=1e-9)
         ax.tick_params(axis="x", rotation=45)
     fig.suptitle(f"rollout engines and staleness, {result['config']}, seeds {result['seeds']}")
     fig.tight_layout()

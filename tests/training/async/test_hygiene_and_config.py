@@ -68,7 +68,8 @@ def test_a_vllm_engine_with_a_lora_policy_loads() -> None:
     ({"engine": "vllm", "vllm": {"dtype": "bfloat16"}}, {}, 0.5),
     ({"engine": "vllm", "vllm": {"dtype": "bfloat16"}}, {"tolerance": 0.02}, 0.02),
 ])
-def test_the_audit_tolerance_follows_the_engines_precision(rollout: dict, audit: dict, tolerance: float) -> None:
+def test_the_audit_tolerance_follows_the_engines_precision(rollout: dict, audit: dict,
+                                                          tolerance: float) -> None:
     config = TrainingConfig.model_validate({"rollout": rollout, "audit": audit,
                                             "policies": {"mode": "shared_lora"}})
     assert config.audit_tolerance == tolerance
