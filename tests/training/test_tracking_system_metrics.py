@@ -14,9 +14,17 @@ pytestmark = pytest.mark.slow  # an MLflow SQLite store takes seconds to create
 
 def test_an_open_run_records_system_metrics_until_it_finishes(tmp_path) -> None:
     tracker = MLflowTracker(TrackingConfig(experiment="sysmetrics"), tmp_path, system_metrics_interval_s=0.2)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:  # keep a core busy so the samples are not all idle
-        sum(i * i for i in range(10_000))
+
+    def logged() -> int:
+        return len(tracker.client.get_metric_history(tracker.run_id, "system/cpu_utilization_percentage"))
+
+    # until two samples are in (on a loaded machine the monitor's thread may take seconds to get going);
+    # the deadline only keeps a broken monitor from hanging the test
+    deadline = time.monotonic() + 60.0
+    while logged() < 2 and time.monotonic() < deadline:
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:  # keep a core busy so the samples are not all idle
+            sum(i * i for i in range(10_000))
     tracker.finish()
     assert tracker.system_metrics is None
     run = tracker.client.get_run(tracker.run_id)
