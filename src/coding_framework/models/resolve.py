@@ -83,6 +83,10 @@ def resolve_model(
 
             path = ensure_embedded_model(embedded or EmbeddedModelConfig(), progress=progress)
             return _from_dir(ref, "embedded", path)
+        if ref.kind == "named":
+            from coding_framework.models.pretrained import ensure_pretrained
+
+            return _from_dir(ref, ref.spec, ensure_pretrained(ref.spec))
         if ref.kind == "registry":
             return _from_registry(ref, registry_uri, cache_dir)
         if ref.kind == "endpoint":

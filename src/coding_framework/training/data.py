@@ -25,6 +25,7 @@ from typing import Any
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
+from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
 from coding_framework.problems.decontaminate import DecontaminationSettings, find_contamination
 from coding_framework.problems.secret_scan import find_secrets
@@ -32,6 +33,8 @@ from coding_framework.problems.sources import load_source, parse_source, resolve
 from coding_framework.training.setup import split_problems
 
 __all__ = ["MANIFEST_FILE", "TrainingData", "canonical_sha256", "prepare_data"]
+
+log = get_logger(__name__)
 
 MANIFEST_FILE = "data_manifest.json"
 # Benchmarks whose local files are checked against when found (HumanEval always: its wheel ships it).
@@ -42,13 +45,15 @@ _SYNTHETIC = "synthetic:"
 @dataclass
 class TrainingData:
     """The cleaned sets. ``weights``: each training problem's sampling weight, None when all are equal.
-    ``slices``: the benchmark slices evaluated while training, by label."""
+    ``slices``: the benchmark slices evaluated while training, by label. ``problems_per_step``: the
+    config's, capped at the training problems (the manifest's ``batch`` says when it was)."""
 
     train: list[Problem]
     heldout: list[Problem]
     weights: list[float] | None
     slices: dict[str, tuple[BenchmarkSlice, list[Problem]]]
     manifest: dict[str, Any] = field(default_factory=dict)
+    problems_per_step: int = 1
 
     @property
     def sha256(self) -> str:
@@ -120,9 +125,16 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
         "not_checked": unchecked,
         "seconds": round(time.perf_counter() - started, 3),
     }
+    requested = config.rollout.problems_per_step
+    per_step = min(requested, len(kept))
+    manifest["batch"] = {"requested_problems_per_step": requested, "problems_per_step": per_step,
+                         "capped": per_step < requested}
+    if per_step < requested:
+        log.warning("problems_per_step_capped", requested=requested, training_problems=len(kept),
+                    problems_per_step=per_step, note="each step draws every training problem once")
     train_sha, heldout_sha = manifest["train"]["sha256"], manifest["heldout"]["sha256"]
     manifest["sha256"] = hashlib.sha256(f"{train_sha}\0{heldout_sha}".encode()).hexdigest()
-    return TrainingData(kept, heldout, weights, slices, manifest)
+    return TrainingData(kept, heldout, weights, slices, manifest, per_step)
 
 
 def _mix(parts: Sequence[tuple[str, float, list[Problem]]]

@@ -149,6 +149,9 @@ class Trainer:
         device = training_device(config) if engine is None else None
         start = starting_model(config, self.progress) if engine is None else None
         self.data = prepare_data(config)
+        if self.data.problems_per_step != config.rollout.problems_per_step:  # a small dataset: see manifest
+            config = self.config = config.model_copy(deep=True)
+            config.rollout.problems_per_step = self.data.problems_per_step
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._check_run_dir()
         self.data.write_manifest(self.run_dir)
