@@ -17,6 +17,9 @@ from coding_framework.config.training import TrainingConfig
     "spec,kind,engine,fields",
     [
         ("embedded", "embedded", None, {}),
+        ("smollm2-135m", "named", None, {}),
+        ("vllm:smollm2-135m", "named", "vllm", {}),
+        ("./smollm2-135m", "dir", None, {"path": Path("smollm2-135m")}),
         ("/models/qwen", "dir", None, {"path": Path("/models/qwen")}),
         ("local:/models/qwen", "dir", "local", {"path": Path("/models/qwen")}),
         ("models:/gen/3", "registry", None, {"registry_name": "gen", "registry_version": 3}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -31,9 +32,10 @@ class EngineCache:
     """One engine per model spec, so a Generator and an LLM Reviewer on the same model share its weights.
     ``close`` closes the engines it built (a vLLM server one started stops with it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, vllm: dict[str, Any] | None = None) -> None:
         self._engines: dict[str, TokenEngine] = {}
         self._built: list[TokenEngine] = []
+        self._vllm = dict(vllm or {})
 
     def add(self, spec: ModelRef, engine: TokenEngine) -> None:
         self._engines[str(spec)] = engine
@@ -41,7 +43,7 @@ class EngineCache:
     def get(self, spec: ModelRef) -> TokenEngine:
         key = str(spec)
         if key not in self._engines:
-            self._engines[key] = build_engine(spec)
+            self._engines[key] = build_engine(LLMConfig.from_spec(spec, vllm=self._vllm))
             self._built.append(self._engines[key])
         return self._engines[key]
 
@@ -78,7 +80,7 @@ def build_agents(
     no ``reviewer_model``) calls the Generator's engine token-in/token-out, so its reviews are recorded.
     """
     gen_spec = config.generator_model()
-    engines = engines if engines is not None else EngineCache()
+    engines = engines if engines is not None else EngineCache(config.vllm)
     if engine is not None:
         engines.add(gen_spec, engine)
     if mode == "training":

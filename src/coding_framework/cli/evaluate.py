@@ -167,6 +167,7 @@ def _generate_and_grade(
             config.agents.generator.sampling.temperature = temperature
         if concurrency is not None:
             config.graph.concurrency = concurrency
+            config.agents.vllm.setdefault("max_num_seqs", concurrency)  # a vLLM engine decodes them together
         config.sandbox = sandbox
         with CodingSupervisor(config) as supervisor:
             report = supervisor.evaluate(source.name, n_samples=n_samples, limit=limit, data=data, seed=seed,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -72,6 +72,11 @@ class AgentsConfig(StrictModel):
     generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
+    vllm: dict[str, Any] = Field(
+        default_factory=dict,
+        description="For a `vllm:` model these agents start: fields of `llm.vllm_server.VLLMServerConfig` "
+        "(max_num_seqs, dtype, ...).",
+    )
 
     def generator_model(self) -> ModelRef:
         return self.generator.model or self.model
