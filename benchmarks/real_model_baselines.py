@@ -34,18 +34,18 @@ RESULT = ROOT / "benchmarks" / "results" / "real_model_baselines.json"
 SHARED = ROOT.parent / "shared" / "data"
 CLI = [sys.executable, "-m", "coding_framework.cli"]
 
-# arm -> (benchmark, extra evaluate flags, data file under ../shared/data or None)
+MBPP = "mbpp/mbpp.jsonl"
+GREEDY = ["--temperature", "0", "--concurrency", "32"]
+SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "32"]
+# arm -> (benchmark, extra evaluate flags, data file under ../shared/data (EvalPlus: --evalplus-dir) or None)
 ARMS: dict[str, tuple[str, list[str], str | None]] = {
-    "humaneval-greedy": ("humaneval", ["--temperature", "0", "--concurrency", "32"], None),
-    "humaneval-t0.8-n10": ("humaneval", ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "32"],
-                           None),
-    "mbpp-test-zeroshot-greedy": ("mbpp:test", ["--temperature", "0", "--concurrency", "32"], "mbpp/mbpp.jsonl"),
-    "mbpp-test-3shot-greedy": ("mbpp:test", ["--temperature", "0", "--prompt", "few-shot"], "mbpp/mbpp.jsonl"),
-    "mbpp-test-zeroshot-t0.8-n10": (
-        "mbpp:test", ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "32"], "mbpp/mbpp.jsonl"
-    ),
-    "humanevalplus-greedy": ("humanevalplus", ["--temperature", "0"], "HumanEvalPlus.jsonl.gz"),
-    "mbppplus-greedy": ("mbppplus", ["--temperature", "0"], "MbppPlus.jsonl.gz"),
+    "humaneval-greedy": ("humaneval", GREEDY, None),
+    "humaneval-t0.8-n10": ("humaneval", SAMPLED, None),
+    "mbpp-test-zeroshot-greedy": ("mbpp:test", GREEDY, MBPP),
+    "mbpp-test-3shot-greedy": ("mbpp:test", [*GREEDY, "--prompt", "few-shot"], MBPP),
+    "mbpp-test-zeroshot-t0.8-n10": ("mbpp:test", SAMPLED, MBPP),
+    "humanevalplus-greedy": ("humanevalplus", GREEDY, "HumanEvalPlus.jsonl.gz"),
+    "mbppplus-greedy": ("mbppplus", GREEDY, "MbppPlus.jsonl.gz"),
 }
 _EVALPLUS = ("humanevalplus", "mbppplus")
 
@@ -58,7 +58,8 @@ def _data_path(benchmark: str, data: str | None, evalplus_dir: Path | None) -> P
     return SHARED / data
 
 
-def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None, out_dir: Path) -> dict[str, Any]:
+def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None,
+            out_dir: Path) -> dict[str, Any]:
     benchmark, flags, data = ARMS[arm]
     path = _data_path(benchmark, data, evalplus_dir)
     if data is not None and (path is None or not path.is_file()):

@@ -79,13 +79,14 @@ def test_sources_are_parsed_once_and_fail_in_one_line(tmp_path: Path) -> None:
 
 
 def test_a_small_file_caps_the_batch_at_its_training_problems(tmp_path: Path) -> None:
-    """12 problems, a quarter held out: a 12-problem step is capped at the 9 left, and the manifest says so."""
+    """12 problems, a quarter held out: a 12-problem step is capped at the 9 left; the manifest says so."""
     path = write_problem_records(builtin_problems()[:12], tmp_path / "own.jsonl")
     config = _config(tmp_path, train=[str(path)], heldout_fraction=0.25)
     config.rollout.problems_per_step = 12
     data = prepare_data(config)
     assert len(data.train) == 9 and data.problems_per_step == 9
-    assert data.manifest["batch"] == {"requested_problems_per_step": 12, "problems_per_step": 9, "capped": True}
+    assert data.manifest["batch"] == {"requested_problems_per_step": 12, "problems_per_step": 9,
+                                      "capped": True}
     config.rollout.problems_per_step = 4
     assert prepare_data(config).manifest["batch"]["capped"] is False
 
