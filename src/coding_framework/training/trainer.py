@@ -37,6 +37,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
+from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
 from coding_framework.models.registry import CHALLENGER_ALIAS
@@ -290,14 +291,21 @@ class Trainer:
 
     # -- one step ------------------------------------------------------------------------------------------
 
+    def _eval_engine(self) -> TokenEngine:
+        """The current policy as ``eval.engine`` names it: the trainer's model, or the rollout engine's
+        newest published version (the pipeline publishes every update before the next evaluation)."""
+        if self.config.eval.engine == "rollout" and self.pipeline is not None:
+            return self.pipeline.engine.engine_for(self.pipeline.version)
+        return self.engine
+
     def _evaluate_slices(self, grader: Grader) -> dict[str, HeldoutResult]:
-        return asyncio.run(evaluate_slices(self.engine, self.config, grader, self.data.slices))
+        return asyncio.run(evaluate_slices(self._eval_engine(), self.config, grader, self.data.slices))
 
     def _evaluate(self, grader: Grader) -> HeldoutResult:
         ev = self.config.eval
         return asyncio.run(
             evaluate_heldout(
-                self.engine,
+                self._eval_engine(),
                 self.config.workflow,
                 grader,
                 self.heldout,
