@@ -36,6 +36,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "reward_weights": RewardConfig,
     "review_credit": ReviewCreditConfig,
     "grpo_basic": TrainingConfig,
+    "grpo_secure": TrainingConfig,
     "ppo_basic": TrainingConfig,
     "rloo_basic": TrainingConfig,
     "reinforce_pp_basic": TrainingConfig,

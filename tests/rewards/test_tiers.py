@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from coding_framework.config import RewardConfig
+from coding_framework.config import RewardConfig, TrainingConfig, load_config
 from coding_framework.grading import ExecutionResult
 from coding_framework.problems import builtin_problems, load_benchmark
 from coding_framework.rewards import CompositeReward, CorrectnessReward
@@ -40,3 +42,13 @@ def test_opt_in_scores_it():
     out = CorrectnessReward(config).score_batch([(BCB, "x"), (FN, "y")], [IN_PROCESS_PASS, HARDENED_PASS])
     assert [o.value for o in out] == [1.0, 1.0]
     assert CorrectnessReward(RewardConfig()).score_batch([(FN, "y")], [HARDENED_PASS])[0].value == 1.0
+
+
+def test_the_key_the_refusal_names_opts_a_training_config_in():
+    with pytest.raises(UntrustedTierError) as err:
+        CorrectnessReward(RewardConfig()).score_batch([(BCB, "x")], [IN_PROCESS_PASS])
+    named = re.search(r"set (\S+): true", str(err.value))
+    assert named is not None, str(err.value)
+    config = load_config(TrainingConfig, overrides={named.group(1): True})  # strict: a wrong key fails
+    [out] = CorrectnessReward(config.reward.function).score_batch([(BCB, "x")], [IN_PROCESS_PASS])
+    assert out.value == 1.0

@@ -18,8 +18,13 @@ import pytest
 
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.serving import ServingConfig
+from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
+from coding_framework.models.registry import TRACKING_ENV
 from coding_framework.serving import ServerThread
+from coding_framework.training.gate import GateResult
+from coding_framework.training.tracking import MLflowTracker
+from tests.fakes.models import tiny_model_dir
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -46,14 +51,16 @@ def _status(status: str, weight: int) -> dict[str, Any]:
 
 class _Scripted(BaseHTTPRequestHandler):
     """POST /v1/rollouts: 201 (candidate 'busy': 409, 'html': a 502 without JSON); GET: running, then
-    rolled back on the third poll. Records the Authorization headers."""
+    rolled back on the third poll. Records the Authorization headers and the candidates."""
 
     polls = 0
     auth: ClassVar[list[str | None]] = []
+    candidates: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).auth.append(self.headers.get("Authorization"))
+        type(self).candidates.append(body["candidate"])
         if body["candidate"] == "busy":
             self._send(409, {"error": {"message": "rollout ro-0 is still running", "type": "x"}})
         elif body["candidate"] == "html":
@@ -78,7 +85,7 @@ class _Scripted(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def scripted() -> Iterator[str]:
-    _Scripted.polls, _Scripted.auth = 0, []
+    _Scripted.polls, _Scripted.auth, _Scripted.candidates = 0, [], []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -114,6 +121,40 @@ def test_wait_gives_up_after_the_timeout(scripted: str) -> None:
                   "--admin-key", "k")
     assert result.returncode == 1
     assert json.loads(result.stdout.strip().splitlines()[-1])["status"] == "running"
+
+
+@pytest.fixture(scope="module")
+def gated_registry(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real SQLite registry with two versions of `gen`, registered as the trainer registers its final model
+    (``log_model(challenger=gate.passed, tags=gate.tags())``): 1 failed its gate, 2 passed (`challenger`)."""
+    root = tmp_path_factory.mktemp("gated")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    (root / "run").mkdir()
+    tracker = MLflowTracker(TrackingConfig(mlflow_uri=uri), root / "run", system_metrics_interval_s=None)
+    model = tiny_model_dir(root / "model")
+    for passed, after, reason in ((False, 0.1, "heldout: pass@1 fell 0.50 -> 0.10"),
+                                  (True, 0.6, "every set passed")):
+        gate = GateResult(passed=passed, before={"heldout": 0.5}, after={"heldout": after}, reason=reason,
+                          sets={})
+        tracker.log_model(model, "gen", challenger=gate.passed, tags=gate.tags())
+    tracker.finish()
+    return uri
+
+
+@pytest.mark.slow
+def test_a_version_that_failed_its_gate_is_deployed_only_with_force(gated_registry: str,
+                                                                    scripted: str) -> None:
+    env = {TRACKING_ENV: gated_registry}
+    refused = _cli("models:/gen/1", "--server", scripted, env=env)
+    _one_line_error(refused, "models:/gen/1 failed its regression gate (heldout: pass@1 fell 0.50 -> 0.10)",
+                    "--force")
+    assert _Scripted.candidates == []  # refused before anything reached the server
+    forced = _cli("models:/gen/1", "--server", scripted, "--force", env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert "warning: models:/gen/1 failed its regression gate" in forced.stderr
+    passed = _cli("models:/gen@challenger", "--server", scripted, env=env)
+    assert passed.returncode == 0 and "regression gate" not in passed.stderr, passed.stderr
+    assert _Scripted.candidates == ["models:/gen/1", "models:/gen@challenger"]
 
 
 def _wait_for_running_rollout(url: str) -> None:

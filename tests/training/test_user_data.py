@@ -21,12 +21,14 @@ from coding_framework.problems import (
     Problem,
     ProblemLoadError,
     builtin_problems,
+    load_benchmark,
     load_humaneval,
     write_problem_records,
 )
 from coding_framework.problems.sources import load_source, parse_source
 from coding_framework.training.data import prepare_data
 from coding_framework.training.gate import compare, regression_gate
+from tests.sandbox.bigcodebench_env import DATA as BIGCODEBENCH
 from tests.training._tiny_run import tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,6 +124,18 @@ def test_a_users_file_is_held_out_by_task_decontaminated_and_recorded(user_file:
     weighted = prepare_data(_config(tmp_path, train=["builtin", {"source": "synthetic:train", "weight": 3}],
                                     heldout="synthetic:heldout"))
     assert weighted.weights is not None and set(weighted.weights) == {1.0, 3.0}
+
+
+def test_unittest_problems_are_trained_on_only_with_the_opt_in_the_refusal_names(tmp_path: Path) -> None:
+    in_process = load_benchmark("bigcodebench", BIGCODEBENCH)[0]
+    records = str(write_problem_records([in_process, *builtin_problems()[:2]], tmp_path / "mixed.jsonl"))
+    with pytest.raises(ConfigError, match=re.escape(repr(in_process.task_id))) as err:
+        prepare_data(_config(tmp_path, train=[records], heldout="synthetic:heldout"))
+    named = re.search(r"set (\S+): true", str(err.value))
+    assert named is not None, str(err.value)
+    config = load_config(TrainingConfig, tiny_config(tmp_path), overrides={
+        "data.train": [records], "data.heldout": "synthetic:heldout", named.group(1): True})
+    assert in_process.task_id in {p.task_id for p in prepare_data(config).train}
 
 
 def test_the_gate_fails_a_significant_fall_or_a_large_drop_and_passes_a_rise() -> None:

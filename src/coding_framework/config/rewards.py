@@ -10,6 +10,9 @@ from coding_framework.config.loader import StrictModel
 
 # Weights of the rewards that ship with the package; a name left out of `weights` keeps its weight here.
 DEFAULT_WEIGHTS: dict[str, float] = {"correctness": 0.7, "style": 0.2, "efficiency": 0.1}
+# The key a user sets to score in-process verdicts: `allow_in_process_tier` of the `RewardConfig` that a
+# training config holds at `reward.function`. Every message that names the opt-in names this.
+IN_PROCESS_OPT_IN = "reward.function.allow_in_process_tier"
 
 
 class RewardConfig(StrictModel):
@@ -52,7 +55,8 @@ class RewardConfig(StrictModel):
         False,
         description="Score verdicts of the in_process trust tier (BigCodeBench: the tests run inside the "
         "submission's process, so a submission can forge a pass). Off: rewards raise UntrustedTierError "
-        "on such problems; turn it on only for models you trust not to tamper (docs/trust_tiers.md).",
+        "on such problems; turn it on only for models you trust not to tamper (docs/trust_tiers.md). In a "
+        f"training config: `{IN_PROCESS_OPT_IN}`.",
     )
 
     @field_validator("weights")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coding_framework.config.errors import ConfigError
-from coding_framework.config.rewards import RewardConfig
+from coding_framework.config.rewards import IN_PROCESS_OPT_IN, RewardConfig
 from coding_framework.grading import ExecutionResult
 from coding_framework.problems.problem import Problem
 
@@ -36,5 +36,5 @@ def refuse_in_process(
             raise UntrustedTierError(
                 f"{problem.task_id} is graded in the in_process trust tier: its tests run inside the "
                 "submission's process, so a submission can forge its own pass. Training rewards refuse "
-                "it; set rewards.allow_in_process_tier: true to train on it anyway (docs/trust_tiers.md)"
+                f"it; set {IN_PROCESS_OPT_IN}: true to train on it anyway (docs/trust_tiers.md)"
             )

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_framework.config.loader import ConfigError
+from coding_framework.config.rewards import IN_PROCESS_OPT_IN
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
@@ -173,8 +174,8 @@ def _refuse_untrainable(train: Sequence[Problem], config: TrainingConfig) -> Non
     if tier:
         raise ConfigError(
             f"{len(tier)} training problems (e.g. {tier[0]!r}) have unittest tests, graded in the in_process "
-            "trust tier that a submission can forge; set reward.function.allow_in_process_tier to train on "
-            "them"
+            f"trust tier that a submission can forge; set {IN_PROCESS_OPT_IN}: true to train on them "
+            "(docs/trust_tiers.md)"
         )
 
 
