@@ -44,6 +44,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "quickstart": TrainingConfig,
     "quickstart_lora": TrainingConfig,
     "per_role_lora": TrainingConfig,
+    "smollm2_lora": TrainingConfig,
     "serving": ServingConfig,
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,
