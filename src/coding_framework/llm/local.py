@@ -88,7 +88,8 @@ class LocalEngine:
         self.max_batch_size = max_batch_size
         self._lock = threading.RLock()
         self._eos_ids = _eos_ids(model, tokenizer)
-        self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self._eos_ids)
+        # Many chat tokenizers (Llama, SmolLM2) define no pad token; padded positions are masked anyway.
+        self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self._eos_ids)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
         self._batcher: RequestBatcher[_Row, Generation] = RequestBatcher(
             self._run_rows, max_batch=max_batch_size, wait_s=batch_wait_s
@@ -221,7 +222,7 @@ class LocalEngine:
                 prompt_names.append(name)
             source.append(len(prompts) - 1)
         width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long, device=dev)  # (U, T)
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long, device=dev)  # (U, T)
         attn = torch.zeros((len(prompts), width), dtype=torch.long, device=dev)  # (U, T)
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(p, device=dev)
@@ -257,7 +258,7 @@ class LocalEngine:
             still = [s for s in live if reasons[slots[s]] is None]
             if not still:
                 break
-            feed = torch.full((len(slots),), self._pad_id, dtype=torch.long, device=dev)  # (S,)
+            feed = torch.full((len(slots),), self.pad_id, dtype=torch.long, device=dev)  # (S,)
             feed[at] = tok
             if len(still) <= _COMPACT_BELOW * len(slots):
                 keep = torch.tensor(still, device=dev)

@@ -362,7 +362,7 @@ class Trainer:
         update_start = time.perf_counter()
         if self.engine.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.engine.device)
-        metrics.update(self.policies.step(self.spec, rows, self.tokenizer.pad_token_id, step, behaviour))
+        metrics.update(self.policies.step(self.spec, rows, self.engine.pad_id, step, behaviour))
         self.engine.set_policy_version(str(step + 1))
         update_s = time.perf_counter() - update_start
         sync_s = self.pipeline.advance(step + 1, self._snapshot())
