@@ -106,3 +106,24 @@ def test_canonical_mode(tmp_path):
     out = run("evaluate", "--benchmark", "builtin", "--canonical", "--results", str(tmp_path / "r.jsonl"))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1])["pass@1"] == 1.0
+
+
+@pytest.mark.slow
+def test_a_model_evaluates_one_split_single_draft_with_a_line_per_episode(tmp_path, shared_data):
+    """`--benchmark mbpp:test` asks MBPP's test split only; `--max-rounds 1 --temperature 0` is the standard
+    greedy single draft; off a terminal every finished episode prints a progress line."""
+    from tests.fakes.models import tiny_model_dir
+
+    model = tiny_model_dir(tmp_path / "tiny")
+    out = run("evaluate", "--benchmark", "mbpp:test", "--data", str(shared_data / "mbpp" / "mbpp.jsonl"),
+              "--model", str(model), "--limit", "3", "--max-rounds", "1", "--temperature", "0",
+              "--concurrency", "2", "--results", str(tmp_path / "r.jsonl"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (line["benchmark"], line["problems"], line["mean_rounds"]) == ("mbpp:test", 3, 1.0)
+    ids = [json.loads(r)["task_id"] for r in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert ids == ["Mbpp/11", "Mbpp/12", "Mbpp/13"]  # the test split starts at task 11
+    progress = [ln for ln in out.stderr.splitlines() if ln.startswith("generated ")]
+    assert len(progress) == 3 and progress[-1].startswith("generated 3/3: ")
+    bad = run("evaluate", "--benchmark", "mbpp:nope", "--model", str(model))
+    assert bad.returncode == 2 and "has no split 'nope'" in bad.stderr and "Traceback" not in bad.stderr
