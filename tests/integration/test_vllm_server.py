@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +17,7 @@ import pytest
 
 from coding_framework.llm.base import EngineError, Generation, SamplingParams
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
-from coding_framework.llm.vllm_server import VLLMServer
+from coding_framework.llm.vllm_server import VENV_ENV, VLLMServer
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 
@@ -215,3 +220,39 @@ async def test_training_graph_records_vllm_logprobs_of_the_exact_trajectory(
     reference = _teacher_forced(hf_model, ids[:start], ids[start:])
     generated = [(lp, ref) for lp, ref, m in zip(logprobs[start:], reference, mask[start:], strict=True) if m]
     assert max(abs(lp - ref) for lp, ref in generated) < LOGPROB_TOL
+
+
+def test_a_sigterm_to_the_cli_stops_the_vllm_server_it_started(vllm_venv: Path, tmp_path: Path) -> None:
+    """`kill` (or a scheduler's SIGTERM) of `evaluate --model vllm:...` leaves no vLLM process behind."""
+    env = {**os.environ, VENV_ENV: str(vllm_venv)}
+    command = [sys.executable, "-m", "coding_framework.cli", "evaluate", "--benchmark", "humaneval", "--model",
+               "vllm:embedded", "--limit", "2", "--max-rounds", "1", "--results", str(tmp_path / "r.jsonl")]
+    cli = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def servers() -> list[int]:
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                args = cmdline.read_bytes().split(b"\0")
+                stat = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if b"vllm.entrypoints.openai.api_server" in b" ".join(args) and int(stat[1]) == cli.pid:
+                found.append(int(cmdline.parent.name))
+        return found
+
+    deadline = time.monotonic() + 600
+    while not servers():
+        assert cli.poll() is None and time.monotonic() < deadline, "the CLI never started its vLLM server"
+        time.sleep(0.5)
+    group = os.getpgid(servers()[0])
+    cli.send_signal(signal.SIGTERM)
+    assert cli.wait(timeout=120) == 128 + signal.SIGTERM
+    for _ in range(60):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(1)
+    os.killpg(group, signal.SIGKILL)
+    raise AssertionError("the vLLM server outlived the CLI that started it")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+from types import FrameType
+
 import typer
 
 app = typer.Typer(
@@ -18,4 +22,13 @@ def _root(log_level: str = typer.Option("WARNING", help="structlog level for std
     from coding_framework.logs import configure_logging
 
     configure_logging(log_level)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a job scheduler, `timeout`, `kill`) unwinds like Ctrl-C: every ``finally`` runs, so a vLLM
+    server or sandbox pool this command started is stopped instead of outliving it. `serve` installs
+    uvicorn's own handlers while it runs."""
+    del frame
+    sys.exit(128 + signum)
 
