@@ -225,8 +225,9 @@ async def test_training_graph_records_vllm_logprobs_of_the_exact_trajectory(
 def test_a_sigterm_to_the_cli_stops_the_vllm_server_it_started(vllm_venv: Path, tmp_path: Path) -> None:
     """`kill` (or a scheduler's SIGTERM) of `evaluate --model vllm:...` leaves no vLLM process behind."""
     env = {**os.environ, VENV_ENV: str(vllm_venv)}
-    command = [sys.executable, "-m", "coding_framework.cli", "evaluate", "--benchmark", "humaneval", "--model",
-               "vllm:embedded", "--limit", "2", "--max-rounds", "1", "--results", str(tmp_path / "r.jsonl")]
+    command = [sys.executable, "-m", "coding_framework.cli", "evaluate", "--benchmark", "humaneval",
+               "--model", "vllm:embedded", "--limit", "2", "--max-rounds", "1",
+               "--results", str(tmp_path / "r.jsonl")]
     cli = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def servers() -> list[int]:

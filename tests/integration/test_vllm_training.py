@@ -46,5 +46,6 @@ def test_two_steps_on_vllm_sync_adapters_audit_clean_and_evaluate_there(
     assert engines and {name for name, _ in engines} == {"OpenAICompatibleEngine"}
     assert engines[0][1].endswith("0") and engines[-1][1].endswith("2")
     # The adapter the server last loaded is the trained one: LoRA's B starts at zero and moved.
-    tensors = load_file(tmp_path / "run" / "final_model" / "adapters" / "policy" / "adapter_model.safetensors")
+    adapter = tmp_path / "run" / "final_model" / "adapters" / "policy" / "adapter_model.safetensors"
+    tensors = load_file(adapter)
     assert any(name.endswith("lora_B.weight") and t.abs().sum() > 0 for name, t in tensors.items())

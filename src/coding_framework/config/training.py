@@ -414,8 +414,8 @@ class EvalConfig(StrictModel):
         "trainer",
         description="What samples the evaluation episodes: `trainer`, the trainer's own model (token-exact, "
         "as the local engine samples); `rollout`, the rollout engine's newest policy version (with "
-        "`rollout.engine: vllm`, the vLLM server: much faster on a CPU, its numerics differ slightly). Before "
-        "and after are measured on the same engine, so the gate compares like with like.",
+        "`rollout.engine: vllm`, the vLLM server: much faster on a CPU, its numerics differ slightly). "
+        "Before and after are measured on the same engine, so the gate compares like with like.",
     )
     benchmarks: Annotated[list[BenchmarkSlice], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=list, description="Benchmarks evaluated before, every `every` steps and at the end."

@@ -89,7 +89,8 @@ class LocalEngine:
         self._lock = threading.RLock()
         self._eos_ids = _eos_ids(model, tokenizer)
         # Many chat tokenizers (Llama, SmolLM2) define no pad token; padded positions are masked anyway.
-        self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self._eos_ids)
+        pad = tokenizer.pad_token_id
+        self.pad_id: int = pad if pad is not None else min(self._eos_ids)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
         self._batcher: RequestBatcher[_Row, Generation] = RequestBatcher(
             self._run_rows, max_batch=max_batch_size, wait_s=batch_wait_s
