@@ -55,8 +55,10 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     first, last = history[0]["metrics"], history[-1]["metrics"]
     steps = [r for r in history if r["step"] > 0]
     slices = sorted({k for k in first if k.startswith("eval/") and k.endswith("/pass@1")})
+    where = str(run_dir.relative_to(ROOT)) if run_dir.is_relative_to(ROOT) else str(run_dir)
     return {
-        "run_dir": str(run_dir.relative_to(ROOT)) if run_dir.is_relative_to(ROOT) else str(run_dir),
+        "command": f"coding-framework train --config {CONFIG} --seed {results['seed']} --run-dir {where}",
+        "run_dir": where,
         "steps": results["steps"],
         "heldout_problems": results["heldout_problems"],
         "heldout_pass@1": {"before": results["baseline_pass_at_1"], "after": results["heldout_pass_at_1"]},
