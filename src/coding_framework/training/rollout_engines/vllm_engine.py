@@ -63,6 +63,9 @@ class VLLMRolloutEngine:
         self._engines: dict[int, OpenAICompatibleEngine] = {}
         self.server: VLLMServer | None = None
         rollout = config.rollout
+        # Requests beyond what the server decodes together would wait in its queue, and the wait counts
+        # against each request's timeout: a loaded CPU then times out requests that never started.
+        self.max_concurrency = rollout.vllm.max_num_seqs
         if rollout.engine_url is not None:
             self.url, _, self.model = rollout.engine_url.rpartition("@")
             self.url = self.url.rstrip("/").removesuffix("/v1")
@@ -108,7 +111,7 @@ class VLLMRolloutEngine:
                      if (a := self.policies.adapter_for(role)) is not None}
             self._engines[version] = OpenAICompatibleEngine(
                 self.url, self.model, self.tokenizer, role_models=roles, version_tag=str(version),
-                max_concurrency=256, timeout_s=600,
+                max_concurrency=self.max_concurrency, timeout_s=600,
             )
         return self._engines[version]
 
