@@ -42,3 +42,18 @@ def test_build_openai_engine(model_dir) -> None:
                               max_retries=0)
     engine = build_engine(cfg)
     assert isinstance(engine, compat.OpenAICompatibleEngine)
+
+
+def test_a_vllm_server_takes_the_models_context_unless_told(model_dir) -> None:
+    """A prompt longer than the server's max_model_len is refused outright: the default is the model's own
+    context (MBPP has 3.7k-token prompts, beyond vLLM's 2,048), at most 8,192; a setting wins."""
+    import json
+
+    from coding_framework.llm.factory import vllm_server_for
+    from coding_framework.models import resolve_model
+
+    config = json.loads((model_dir / "config.json").read_text())
+    for positions, expected in ((4096, 4096), (131072, 8192)):
+        (model_dir / "config.json").write_text(json.dumps({**config, "max_position_embeddings": positions}))
+        assert vllm_server_for(resolve_model(str(model_dir))).config.max_model_len == expected
+    assert vllm_server_for(resolve_model(str(model_dir)), {"max_model_len": 1024}).config.max_model_len == 1024

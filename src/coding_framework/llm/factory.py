@@ -10,7 +10,9 @@ builds through here, so none of them can drop the adapters.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from coding_framework.llm.vllm_server import VLLMServer
 
 __all__ = ["attach_role_adapters", "build_chat_model", "build_engine", "resolve", "vllm_server_for"]
+
+_MAX_CONTEXT = 8192  # a vLLM server's context by default: longer ones need more KV cache than the default
 
 
 def _config(config: LLMConfig | ModelRef | str) -> LLMConfig:
@@ -93,10 +97,21 @@ def vllm_server_for(model: ResolvedModel, settings: dict[str, object] | None = N
 
     assert model.model_dir is not None
     lora = {a.name: a.path for a in model.adapters}
+    context = {"max_model_len": n} if (n := _context_length(model.model_dir)) else {}
     config = VLLMServerConfig.model_validate(
-        {**(settings or {}), "served_model_name": model.id, "lora_modules": lora}
+        {**context, **(settings or {}), "served_model_name": model.id, "lora_modules": lora}
     )
     return VLLMServer(model.model_dir, config)
+
+
+def _context_length(model_dir: Path) -> int | None:
+    """The model's own context (``max_position_embeddings``), at most ``_MAX_CONTEXT``: a longer prompt
+    than the server's ``max_model_len`` is refused outright (MBPP has 3.7k-token prompts)."""
+    try:
+        positions = json.loads((model_dir / "config.json").read_text()).get("max_position_embeddings")
+    except (OSError, ValueError):
+        return None
+    return min(int(positions), _MAX_CONTEXT) if isinstance(positions, int) and positions >= 64 else None
 
 
 def _vllm(model: ResolvedModel, config: LLMConfig) -> OpenAICompatibleEngine:
