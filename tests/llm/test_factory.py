@@ -56,4 +56,5 @@ def test_a_vllm_server_takes_the_models_context_unless_told(model_dir) -> None:
     for positions, expected in ((4096, 4096), (131072, 8192)):
         (model_dir / "config.json").write_text(json.dumps({**config, "max_position_embeddings": positions}))
         assert vllm_server_for(resolve_model(str(model_dir))).config.max_model_len == expected
-    assert vllm_server_for(resolve_model(str(model_dir)), {"max_model_len": 1024}).config.max_model_len == 1024
+    told = vllm_server_for(resolve_model(str(model_dir)), {"max_model_len": 1024})
+    assert told.config.max_model_len == 1024
