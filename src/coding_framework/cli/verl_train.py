@@ -42,7 +42,8 @@ def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], 
     from coding_framework.config.verl import VerlConfig
 
     cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, **data})
-    return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=verl_fields)
+    default = "verl_fsdp_cpu" if cfg.device == "cpu" else "verl_fsdp"
+    return cfg, load_config(VerlConfig, verl_config or default, overrides=verl_fields)
 
 
 @app.command("verl-train")

@@ -89,6 +89,15 @@ def plugin_installed() -> bool:
     return any(ep.value.split(":")[0] == AGENT_LOOP_MODULE for ep in points)
 
 
+def package_path() -> str:
+    """``PYTHONPATH`` for verl's processes: the folder this package is imported from, then the caller's."""
+    import coding_framework
+
+    root = str(Path(coding_framework.__file__).resolve().parents[1])
+    paths = [root, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(p for p in paths if p))
+
+
 def _write_yaml(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -132,7 +141,7 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
         val_file=write_verl_dataset(heldout, data / "val.parquet", "val", sets.sha256).resolve(),
         workflow_files=workflow, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
-        adapter_dir=adapter_dir(model, cfg),
+        adapter_dir=adapter_dir(model, cfg), pythonpath=package_path() if cfg.device == "cpu" else None,
     )
 
 
@@ -153,6 +162,10 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     inputs = _write_inputs(cfg, model, run_dir, None, sets)
     args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
+    if cfg.device == "cpu":
+        from coding_framework.training.verl.cpu import device_env
+
+        env.update({**device_env(), "PYTHONPATH": inputs.pythonpath or ""})
     return VerlLaunch(
         args=args, command=[sys.executable, "-m", entry.module, *args], env=env, inputs=inputs,
         registration="agent_loop_config_path" if inputs.agent_loop_config else "entry_point",

@@ -52,6 +52,7 @@ class VerlInputs:
     agent_loop_config: Path | None
     mlflow_uri: str
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
+    pythonpath: str | None = None  # where Ray's workers import this package from (the CPU path sets it)
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,44 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
     return out
 
 
+AUDIT_FILE = "audit.jsonl"  # the CPU path's per-step audit counts, in the run directory
+CPU_AGENT_LOOP_MANAGER = "coding_framework.training.verl.cpu_rollout.AuditingAgentLoopManager"
+
+
+def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
+    """The device settings of ``device: cpu`` (``training.verl.cpu``): verl's workers on the ``cpu``
+    platform with gloo, one pretend Ray GPU per FSDP worker, no ``torch.compile`` (it made the first step
+    about 100x slower), sdpa attention (flash-attention is CUDA-only) without remove-padding (its varlen
+    kernels are flash-attention's), and the token-server rollout, whose batches are audited through the
+    weights that generated them. Everything else is the GPU mapping's."""
+    if cfg.device != "cpu":
+        return {}
+    from coding_framework.training.verl.cpu import ROLLOUT, device_env
+
+    workers = verl.cluster.nnodes * verl.cluster.gpus_per_node
+    env = {**device_env(), **({"PYTHONPATH": inputs.pythonpath} if inputs.pythonpath else {})}
+    out: Overrides = {
+        "trainer.device": "cpu",
+        "actor_rollout_ref.rollout.name": ROLLOUT,
+        "+actor_rollout_ref.rollout.agent.agent_loop_manager_class": CPU_AGENT_LOOP_MANAGER,
+        "actor_rollout_ref.model.use_remove_padding": False,
+        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "+coding_framework.audit_file": str(inputs.run_dir / AUDIT_FILE),
+        "+coding_framework.audit_tolerance": cfg.audit_tolerance,
+        "+ray_kwargs.ray_init.num_gpus": workers,
+        "+ray_kwargs.ray_init.num_cpus": max(4, workers + verl.rollout.agent_workers + 2),
+        "+ray_kwargs.ray_init.include_dashboard": False,
+    }
+    for role in ("actor_rollout_ref.actor", "actor_rollout_ref.ref"):
+        out[f"{role}.use_torch_compile"] = False
+        out[f"{role}.fsdp_config.use_torch_compile"] = False
+    out["critic.fsdp.use_torch_compile"] = False
+    out["+critic.model.override_config.attn_implementation"] = "sdpa"
+    out["critic.model.use_remove_padding"] = False
+    out.update({f"+ray_kwargs.ray_init.runtime_env.env_vars.{k}": v for k, v in env.items()})
+    return out
+
+
 def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, inputs: VerlInputs,
                    off: OffPolicy | None = None) -> Overrides:
     """Every verl key this run sets, in a stable order (a later value of the same key wins)."""
@@ -359,6 +398,7 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, i
         **_fsdp(verl.fsdp, cfg.rollout.problems_per_step, cfg.algo.minibatches),
         **_trainer(cfg, verl, inputs),
         **off_policy_overrides(off or OffPolicy(), verl),
+        **_cpu(cfg, verl, inputs),
     }
 
 
@@ -389,9 +429,20 @@ def _value(value: Any) -> str:
     if isinstance(value, Mapping):
         return "{" + ",".join(f"{k}:{_value(v)}" for k, v in value.items()) + "}"
     text = str(value)
-    if isinstance(value, int | float) or _PLAIN.match(text):
+    if isinstance(value, int | float) or (_PLAIN.match(text) and not _typed(text)):
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _typed(text: str) -> bool:
+    """Whether hydra would read the plain string ``text`` as a number, bool or null (so it needs quotes)."""
+    if text.lower() in ("true", "false", "null", "none", "nan", "inf", "-inf"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def hydra_args(overrides: Mapping[str, Any]) -> list[str]:
