@@ -79,8 +79,9 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     assert f"trainer.default_local_dir={run.resolve() / 'checkpoints'}" in args
     assert (run / "verl_data" / "train.parquet").is_file() and (run / "workflow" / "rewards.yaml").is_file()
     assert result["train_prompts"] == 450 and result["gpus"] == 4 and result["reference_policy"] is True
-    assert result["not_applied"] == ["reward.round_penalty", "kl.stop_kl"]  # grpo_basic sets both
-    assert "warning: reward.round_penalty is set" in err
+    assert result["not_applied"] == ["kl.stop_kl"]  # grpo_basic sets it; its round_penalty is applied
+    assert "warning: kl.stop_kl is set" in err
+    assert "+coding_framework.round_penalty=0.5" in args
 
 
 def test_the_parquet_files_are_the_manifests_sets(tmp_path: Path, model_dir: Path) -> None:

@@ -57,6 +57,7 @@ from coding_framework.llm.base import EngineError, FinishReason, Generation, Sam
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
+from coding_framework.training.scoring import round_penalized
 from coding_framework.training.trajectory import trajectories_from_episode
 from coding_framework.training.verl.interop import to_agent_loop_output
 
@@ -153,6 +154,7 @@ class _Resources:
         self.grader = Grader(self.workflow.sandbox)
         self.reward = CompositeReward(load_config(RewardConfig, settings.get("rewards")), grader=self.grader)
         self.role = settings.get("trained_role") or "generator"
+        self.round_penalty = float(settings.get("round_penalty") or 0.0)
 
 
 @functools.cache
@@ -174,6 +176,7 @@ def problem_from_row(row: Mapping[str, Any]) -> Problem:
 class CodingAgentLoop(AgentLoopBase):
     """One training-graph episode per sample. Settings come from the trainer config's ``coding_framework``
     section: YAML paths ``agents``, ``graph``, ``sandbox``, ``rewards`` (each optional), ``trained_role``,
+    ``round_penalty`` (the reward loses it per revision, as the local trainer's ``reward.round_penalty``),
     and ``send_role`` (pass each call's role to the rollout servers; only ours accept it)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -182,7 +185,7 @@ class CodingAgentLoop(AgentLoopBase):
         self.began = time.time()  # wall clock, comparable across the workers' processes on one machine
         super().__init__(*args, **kwargs)
         section = self.config.get(AGENT_NAME) or {}
-        keys = ("agents", "graph", "sandbox", "rewards", "trained_role")
+        keys = ("agents", "graph", "sandbox", "rewards", "trained_role", "round_penalty")
         self.settings = {k: (str(section[k]) if section.get(k) is not None else None) for k in keys}
         self.resources = _resources(json.dumps(self.settings, sort_keys=True))
         self.send_role = bool(section.get("send_role", False))
@@ -207,8 +210,9 @@ class CodingAgentLoop(AgentLoopBase):
         (reward,) = await res.reward.ascore_batch([(problem, program)])
         score_s = time.perf_counter() - start
         group = kwargs.get("uid")
+        value = round_penalized(reward.value, int(state.get("round", 0)), res.round_penalty)
         (traj,) = trajectories_from_episode(
-            state, (res.role,), reward=reward.value, group_id=str(group) if group is not None else None,
+            state, (res.role,), reward=value, group_id=str(group) if group is not None else None,
             metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated,
                       "episode_began": self.began, "episode_ended": time.time()},
         )

@@ -43,6 +43,7 @@ from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ADAPTERS_DIR, ResolvedModel
 from coding_framework.models.registry import run_store_uri
 from coding_framework.training.data import TrainingData, prepare_data
+from coding_framework.training.rollout import step_workflow
 from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
 from coding_framework.training.verl.overrides import (
@@ -120,16 +121,19 @@ def adapter_dir(model: ResolvedModel, cfg: TrainingConfig) -> Path | None:
 
 
 def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlflow_uri: str | None,
-                  sets: TrainingData) -> VerlInputs:
+                  sets: TrainingData, resume: bool = True, mlflow_run_id: str | None = None) -> VerlInputs:
     """The parquet files come from the same cleaned sets as the local trainer's (``prepare_data``), and the
     manifest with their sha256 goes beside them."""
     train, heldout = sets.train, sets.heldout
     sets.write_manifest(run_dir)
     data = run_dir / "verl_data"
-    parts = {"agents": cfg.workflow.agents, "graph": cfg.workflow.graph, "sandbox": cfg.workflow.sandbox,
+    # The Generator samples as the local trainer's rollouts do (rollout.max_new_tokens, temperature, top_p).
+    workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, cfg.rollout.temperature,
+                             cfg.rollout.top_p)
+    parts = {"agents": workflow.agents, "graph": workflow.graph, "sandbox": workflow.sandbox,
              "rewards": cfg.reward.function}
-    workflow = {key: _write_yaml(run_dir / "workflow" / f"{key}.yaml", part.model_dump(mode="json"))
-                for key, part in parts.items()}
+    files = {key: _write_yaml(run_dir / "workflow" / f"{key}.yaml", part.model_dump(mode="json"))
+             for key, part in parts.items()}
     loop_config = None
     if not plugin_installed():
         loop_config = _write_yaml(run_dir / "workflow" / "agent_loops.yaml", [
@@ -139,17 +143,21 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
         model_dir=model.model_dir.resolve(), run_dir=run_dir.resolve(),
         train_file=write_verl_dataset(train, data / "train.parquet", "train", sets.sha256).resolve(),
         val_file=write_verl_dataset(heldout, data / "val.parquet", "val", sets.sha256).resolve(),
-        workflow_files=workflow, agent_loop_config=loop_config,
+        workflow_files=files, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
         adapter_dir=adapter_dir(model, cfg), pythonpath=package_path() if cfg.device == "cpu" else None,
+        resume=resume, mlflow_run_id=mlflow_run_id,
     )
 
 
 def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[str] | None = None, *,
-            model: ResolvedModel | None = None, off: OffPolicy | None = None) -> VerlLaunch:
+            model: ResolvedModel | None = None, off: OffPolicy | None = None, resume: bool = True,
+            mlflow_run_id: str | None = None) -> VerlLaunch:
     """Write the run's inputs and build the command; ``extra`` are the user's overrides (they win).
     ``model``: ``cfg.model`` already resolved (else resolved here; an endpoint is a ConfigError).
-    ``off``: the staleness and correction (default: synchronous, none)."""
+    ``off``: the staleness and correction (default: synchronous, none). ``resume``: verl continues from
+    the newest checkpoint in the run directory (else starts over); ``mlflow_run_id``: the MLflow run verl
+    logs into."""
     off = off or OffPolicy()
     entry = verl_entry(off)
     option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl)]
@@ -159,13 +167,15 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     spec = resolve_spec(cfg)
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
-    inputs = _write_inputs(cfg, model, run_dir, None, sets)
+    inputs = _write_inputs(cfg, model, run_dir, None, sets, resume, mlflow_run_id)
     args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
     if cfg.device == "cpu":
         from coding_framework.training.verl.cpu import device_env
 
         env.update({**device_env(), "PYTHONPATH": inputs.pythonpath or ""})
+    if mlflow_run_id:
+        env["MLFLOW_RUN_ID"] = mlflow_run_id
     return VerlLaunch(
         args=args, command=[sys.executable, "-m", entry.module, *args], env=env, inputs=inputs,
         registration="agent_loop_config_path" if inputs.agent_loop_config else "entry_point",
@@ -334,7 +344,8 @@ def validate(config: Any, entry: VerlEntry = MAIN_PPO, keys: list[str] | None = 
             "verl_keys": {key: OmegaConf.select(config, key.lstrip("+")) for key in keys or []}}
 
 
-def launch(run: VerlLaunch) -> int:
-    """Run verl's trainer with its output streaming through; returns its exit code."""
+def launch(run: VerlLaunch, stdout: Any = None) -> int:
+    """Run verl's trainer with its output streaming through (``stdout``: where its stdout goes, e.g.
+    ``sys.stderr`` so that the caller's stdout stays its own); returns its exit code."""
     env = {**os.environ, **run.env}
-    return subprocess.run(run.command, env=env, check=False).returncode
+    return subprocess.run(run.command, env=env, check=False, stdout=stdout).returncode

@@ -53,6 +53,8 @@ class VerlInputs:
     mlflow_uri: str
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
     pythonpath: str | None = None  # where Ray's workers import this package from (the CPU path sets it)
+    resume: bool = True  # continue from the newest checkpoint in `checkpoints/` (verl's resume_mode auto)
+    mlflow_run_id: str | None = None  # verl's trainer logs into this MLflow run (else a new one)
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,9 @@ def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         "data.max_prompt_length": verl.rollout.prompt_length,
         "data.max_response_length": verl.rollout.response_length,
         "data.filter_overlong_prompts": True,
+        # CodingAgentLoop returns each episode's reward (verl then calls no reward function): one reward
+        # worker, idle, instead of verl's default 8 processes.
+        "reward.num_workers": 1,
     }
     if inputs.agent_loop_config is not None:
         out[f"{rollout}.agent.agent_loop_config_path"] = str(inputs.agent_loop_config)
@@ -318,7 +323,11 @@ def _data_and_model(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
     # CodingAgentLoop reads these on every worker; the reward it returns is verl's `reward_score`.
     for key, path in inputs.workflow_files.items():
         out[f"+coding_framework.{key}"] = str(path)
+    if len(cfg.rollout.trained_roles) > 1:
+        raise VerlMappingError(f"rollout.trained_roles {cfg.rollout.trained_roles}: verl trains one role's "
+                               "rows with one policy; train one role, or use `coding-framework train`")
     out["+coding_framework.trained_role"] = cfg.rollout.trained_roles[0]
+    out["+coding_framework.round_penalty"] = cfg.reward.round_penalty
     return out
 
 
@@ -332,7 +341,7 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         "trainer.max_actor_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.max_critic_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.default_local_dir": str(inputs.run_dir / "checkpoints"),
-        "trainer.resume_mode": "auto",
+        "trainer.resume_mode": "auto" if inputs.resume else "disable",
         "trainer.test_freq": cfg.eval.every if cfg.eval.every > 0 else -1,
         "trainer.val_before_train": cfg.eval.baseline,
         "trainer.project_name": cfg.tracking.experiment,
@@ -344,6 +353,8 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         out["+ray_kwargs.ray_init.address"] = verl.cluster.ray_address
     if "mlflow" in verl.logger:
         out["+ray_kwargs.ray_init.runtime_env.env_vars.MLFLOW_TRACKING_URI"] = inputs.mlflow_uri
+        if inputs.mlflow_run_id:
+            out["+ray_kwargs.ray_init.runtime_env.env_vars.MLFLOW_RUN_ID"] = inputs.mlflow_run_id
     return out
 
 
@@ -372,7 +383,8 @@ def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides
         "+coding_framework.audit_file": str(inputs.run_dir / AUDIT_FILE),
         "+coding_framework.audit_tolerance": cfg.audit_tolerance,
         "+ray_kwargs.ray_init.num_gpus": workers,
-        "+ray_kwargs.ray_init.num_cpus": max(4, workers + verl.rollout.agent_workers + 2),
+        "+ray_kwargs.ray_init.num_cpus": workers + verl.rollout.agent_workers + 1,  # Ray prestarts as many
+        "data.dataloader_num_workers": 0,
         "+ray_kwargs.ray_init.include_dashboard": False,
     }
     for role in ("actor_rollout_ref.actor", "actor_rollout_ref.ref"):
@@ -402,21 +414,124 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, i
     }
 
 
+# Every TrainingConfig field, by dotted path (a section's path covers each field under it), is either applied
+# (MAPPED: where) or listed in NOT_APPLIED; tests/training/verl/test_field_coverage.py enumerates the config
+# and fails on a field in neither.
+MAPPED: dict[str, str] = {
+    "algorithm": "algorithm.adv_estimator, the actor's policy loss, clipping, aggregation (_algorithm)",
+    "algo.overrides": "the same keys, from the overridden AlgorithmSpec",
+    "seed": "data.seed; the before/after evaluation's seed",
+    "steps": "trainer.total_training_steps",
+    "device": "cpu: the CPU device settings (_cpu); auto/cuda: verl's GPU defaults",
+    "model": "actor_rollout_ref.model.path (and critic.model.path)",
+    "embedded": "builds the embedded starting model, whose directory is the model path",
+    "workflow": "the agents/graph/sandbox YAMLs CodingAgentLoop loads (+coding_framework.*)",
+    "data": "the parquet train/val files (data.train_files, data.val_files) from prepare_data",
+    "rollout.problems_per_step": "data.train_batch_size",
+    "rollout.group_size": "actor_rollout_ref.rollout.n",
+    "rollout.max_new_tokens": "the Generator's max_new_tokens in the agents YAML",
+    "rollout.temperature": "actor_rollout_ref.rollout.temperature",
+    "rollout.top_p": "actor_rollout_ref.rollout.top_p",
+    "rollout.trained_roles": "+coding_framework.trained_role (one role; more are refused)",
+    "rollout.max_staleness": "main_ppo (0) or the one-step off-policy trainer (1); V1: trainer.v1.*",
+    "reward.function": "the rewards YAML CodingAgentLoop scores with",
+    "reward.round_penalty": "+coding_framework.round_penalty (the agent loop's reward)",
+    "optim.lr": "actor.optim.lr", "optim.critic_lr": "critic.optim.lr",
+    "optim.weight_decay": "*.optim.weight_decay", "optim.betas": "*.optim.betas",
+    "optim.eps": "actor.optim.override_optimizer_config.eps", "optim.warmup_steps": "*.optim.lr_warmup_steps",
+    "optim.schedule": "*.optim.lr_scheduler_type (linear is refused)",
+    "optim.min_lr_ratio": "*.optim.min_lr_ratio",
+    "optim.grad_clip": "*.optim.clip_grad (null is refused)",
+    "algo.epochs": "*.ppo_epochs", "algo.minibatches": "*.ppo_mini_batch_size",
+    "algo.entropy_coef": "actor.entropy_coeff",
+    "algo.off_policy_correction": "algorithm.rollout_correction", "algo.tis_cap": "rollout_is_threshold",
+    "algo.mis_bounds": "rollout_rs_threshold",
+    "kl.mode": "actor.use_kl_loss / algorithm.use_kl_in_reward", "kl.estimator": "kl_loss_type, kl_penalty",
+    "kl.coef": "kl_loss_coef, kl_ctrl.kl_coef", "kl.controller": "algorithm.kl_ctrl.type",
+    "kl.target_kl": "algorithm.kl_ctrl.target_kl", "kl.horizon": "algorithm.kl_ctrl.horizon",
+    "checkpoint.every": "trainer.save_freq", "checkpoint.keep_last": "trainer.max_*_ckpt_to_keep",
+    "tracking.mlflow_uri": "the run's MLflow store (verl logs into the run's MLflow run)",
+    "tracking.experiment": "trainer.project_name; the MLflow experiment",
+    "tracking.registered_model": "the registered name of the final model (run_verl)",
+    "tracking.wandb_project": "run_verl's trackers",
+    "eval.every": "trainer.test_freq", "eval.baseline": "trainer.val_before_train",
+    "eval.max_rounds": "the before/after held-out evaluation (run_verl)",
+    "eval.temperature": "the before/after held-out evaluation", "eval.samples": "the same",
+    "eval.max_new_tokens": "the same",
+    "eval.benchmarks": "the before/after slices (run_verl), gated ones too",
+    "gate": "the regression gate on the before/after evaluation (run_verl, gate.gate_verdict)",
+    "audit.tolerance": "+coding_framework.audit_tolerance (the CPU rollout's audit)",
+    "policies": "actor_rollout_ref.model.lora_* (_policies; per_role_lora is refused)",
+    "reviewer_warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
+}
+
+
+@dataclass(frozen=True)
+class NotApplied:
+    """A field verl's trainer does not apply: ``why``, and whether a value away from its default changes what
+    is learned (then it is refused; else the run warns about it)."""
+
+    why: str
+    changes_learning: bool
+
+
+NOT_APPLIED: dict[str, NotApplied] = {
+    "threads": NotApplied("Ray sets each worker's threads", False),
+    "rollout.temperature_end": NotApplied("verl samples at one temperature throughout", True),
+    "rollout.max_batch_size": NotApplied("the rollout engine batches itself", False),
+    "rollout.engine": NotApplied("verl's rollout is VerlConfig.rollout.name (token_server on CPU)", False),
+    "rollout.engine_url": NotApplied("verl starts its own rollout replicas", False),
+    "rollout.vllm": NotApplied("verl starts its own rollout replicas (VerlConfig.rollout)", False),
+    "rollout.mask_overlong": NotApplied("the agent loop returns every response unmasked", True),
+    "rollout.overlong_buffer": NotApplied("no soft overlong penalty in the agent loop's reward", True),
+    "rollout.overlong_penalty": NotApplied("no soft overlong penalty in the agent loop's reward", True),
+    "rollout.refill_zero_variance": NotApplied("verl trains on the batch as generated", True),
+    "rollout.max_refill_rounds": NotApplied("verl trains on the batch as generated", False),
+    "reward.normalize": NotApplied("verl's estimator normalizes; no batch/running reward norm", True),
+    "reward.clip": NotApplied("the agent loop's reward is not clipped", True),
+    "reward.review": NotApplied("verl trains one role; the Reviewer's credit is not assigned", True),
+    "optim.micro_batch_size": NotApplied("VerlConfig.fsdp.micro_batch_size_per_gpu (same gradient)", False),
+    "optim.precision": NotApplied("VerlConfig.fsdp.mixed_precision decides", True),
+    "optim.gradient_checkpointing": NotApplied("VerlConfig.fsdp.gradient_checkpointing decides", False),
+    "algo.value_coef": NotApplied("verl's critic has its own optimizer and loss", True),
+    "kl.stop_kl": NotApplied("a guard: verl trains every step (the KL is logged as actor/kl_loss)", False),
+    "kl.stop_patience": NotApplied("a guard: verl trains every step", False),
+    "curriculum": NotApplied("verl samples the training set uniformly (data.shuffle)", True),
+    "tracking.log_checkpoints": NotApplied("verl's checkpoints stay in <run-dir>/checkpoints", False),
+    "audit.every": NotApplied("the CPU rollout audits every training batch", False),
+    "audit.rows": NotApplied("the CPU rollout audits every row", False),
+}
+
+
+def _section(path: str, table: Mapping[str, Any]) -> str | None:
+    """The entry of ``table`` that covers ``path`` (itself or a section above it)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in table:
+            return ".".join(parts[:i])
+    return None
+
+
+def _value_at(cfg: Any, path: str) -> Any:
+    for part in path.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
+
+
 def not_applied(cfg: TrainingConfig, spec: AlgorithmSpec) -> list[str]:
-    """Settings of this run that differ from their defaults and that verl's legacy trainer does not apply."""
+    """The NOT_APPLIED fields this run sets away from their defaults (warnings), plus DAPO's group
+    filtering, which only verl's V1 trainer has. A set field that changes what is learned is refused."""
     default = TrainingConfig()
-    checks = {
-        "reward.round_penalty": (cfg.reward.round_penalty, default.reward.round_penalty),
-        "reward.normalize": (cfg.reward.normalize, default.reward.normalize),
-        "reward.clip": (cfg.reward.clip, default.reward.clip),
-        "rollout.temperature_end": (cfg.rollout.temperature_end, default.rollout.temperature_end),
-        "curriculum.enabled": (cfg.curriculum.enabled, default.curriculum.enabled),
-        "kl.stop_kl": (cfg.kl.stop_kl, default.kl.stop_kl),
-        "algo.value_coef": (cfg.algo.value_coef, default.algo.value_coef),
-        "dynamic_sampling (DAPO group filtering: verl v1 trainer only)": (spec.dynamic_sampling, False),
-        "rollout.trained_roles beyond the first": (len(cfg.rollout.trained_roles) > 1, False),
-    }
-    return [name for name, (value, base) in checks.items() if value != base]
+    changed = [p for p in NOT_APPLIED if _value_at(cfg, p) != _value_at(default, p)]
+    refused = [p for p in changed if NOT_APPLIED[p].changes_learning]
+    if refused:
+        raise VerlMappingError("; ".join(f"{p}: {NOT_APPLIED[p].why}" for p in refused) +
+                               " (verl's trainer would ignore it and learn something else): set it back to "
+                               "its default, or train with `coding-framework train`")
+    out = [p for p in changed if p not in refused]
+    if spec.dynamic_sampling:
+        out.append("dynamic_sampling (DAPO group filtering: verl v1 trainer only)")
+    return out
 
 
 def _value(value: Any) -> str:
@@ -432,6 +547,17 @@ def _value(value: Any) -> str:
     if isinstance(value, int | float) or (_PLAIN.match(text) and not _typed(text)):
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _typed(text: str) -> bool:
+    """Whether hydra would read the plain string ``text`` as a number, bool or null (so it needs quotes)."""
+    if text.lower() in ("true", "false", "null", "none", "nan", "inf", "-inf"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _typed(text: str) -> bool:
