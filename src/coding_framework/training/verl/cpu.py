@@ -1,7 +1,7 @@
 """verl on CPU: a "cpu" device platform and the token-server rollout, registered in every verl process.
 
-verl 0.9.1 has no CPU platform, yet its FSDP2 training worker runs real updates on CPU once three things are
-in place (four, counting the engine lookup), none of which changes verl:
+verl 0.9.1 has no CPU platform, yet its FSDP2 training worker runs real updates on CPU once these are
+in place, none of which changes verl's files:
 
 * a ``cpu`` platform in verl's ``PlatformRegistry`` (``PlatformCPU``), picked by ``VERL_PLATFORM=cpu``:
   tensors go to ``"cpu"``, collectives run on gloo, and the memory calls verl makes around its offloads are
@@ -11,7 +11,9 @@ in place (four, counting the engine lookup), none of which changes verl:
 * its FSDP engine, which verl registers for ``cuda`` only, looked up as ``cuda`` (``VERL_ENGINE_DEVICE``,
   verl's own override);
 * the backend string verl builds, ``cpu:gloo,cpu:gloo`` (``cpu:gloo,{device}:{backend}``), becomes ``gloo``:
-  torch refuses two backends for one device type (``init_process_group`` is wrapped once per process).
+  torch refuses two backends for one device type (``init_process_group`` is wrapped once per process);
+* ``Tensor.pin_memory`` is the identity without an accelerator (the reference policy's FSDP2 offload
+  policy pins its parameters whatever the config).
 
 The rollout is ours: ``ROLLOUT`` (``token_server``) is registered both as verl's rollout replica (the server
 the agent loop calls, ``cpu_rollout.TokenServerReplica``) and as the rollout inside the hybrid FSDP worker
@@ -202,6 +204,21 @@ def _wrap_init_process_group() -> None:
     torch.distributed.init_process_group = init_process_group
 
 
+def _pin_memory_without_accelerator() -> None:
+    """``Tensor.pin_memory`` as the identity where there is no accelerator: pinned memory is page-locked
+    host memory for faster copies to a device, and with none the tensor is already where it would be. verl
+    builds the reference policy's FSDP2 with ``CPUOffloadPolicy(pin_memory=True)`` whatever the config,
+    and torch refuses to pin without an accelerator."""
+    if torch.accelerator.is_available() or getattr(torch.Tensor.pin_memory, "_coding_framework", False):
+        return
+
+    def pin_memory(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return self
+
+    pin_memory._coding_framework = True  # type: ignore[attr-defined]
+    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign]
+
+
 def _load_replica() -> type:
     from coding_framework.training.verl.cpu_rollout import TokenServerReplica
 
@@ -220,6 +237,7 @@ def register() -> None:
     base._ROLLOUT_REGISTRY[(ROLLOUT, "async")] = _ADAPTER
     if os.environ.get("VERL_PLATFORM", "").strip().lower() == PLATFORM:
         _wrap_init_process_group()
+        _pin_memory_without_accelerator()
 
 
 def device_env() -> dict[str, str]:

@@ -372,6 +372,10 @@ def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides
         return {}
     from coding_framework.training.verl.cpu import ROLLOUT, device_env
 
+    if verl.fsdp.param_offload or verl.fsdp.optimizer_offload:
+        raise VerlMappingError("fsdp.param_offload / optimizer_offload offload to the CPU, where a CPU run "
+                               "already is (FSDP2's offload policy needs an accelerator): set both false")
+
     workers = verl.cluster.nnodes * verl.cluster.gpus_per_node
     env = {**device_env(), **({"PYTHONPATH": inputs.pythonpath} if inputs.pythonpath else {})}
     out: Overrides = {
@@ -385,6 +389,7 @@ def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides
         "+ray_kwargs.ray_init.num_gpus": workers,
         "+ray_kwargs.ray_init.num_cpus": workers + verl.rollout.agent_workers + 1,  # Ray prestarts as many
         "data.dataloader_num_workers": 0,
+        "actor_rollout_ref.ref.fsdp_config.param_offload": False,  # the GPU mapping's offload to the CPU
         "+ray_kwargs.ray_init.include_dashboard": False,
     }
     for role in ("actor_rollout_ref.actor", "actor_rollout_ref.ref"):
