@@ -88,10 +88,8 @@ class _CPUDevice:
 
     @staticmethod
     def mem_get_info(*_: Any) -> tuple[int, int]:
-        import psutil
-
-        memory = psutil.virtual_memory()
-        return memory.available, memory.total
+        page = os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
 
     @staticmethod
     def get_device_name(*_: Any) -> str:
@@ -216,7 +214,7 @@ def _pin_memory_without_accelerator() -> None:
         return self
 
     pin_memory._coding_framework = True  # type: ignore[attr-defined]
-    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign]
+    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign, assignment]
 
 
 def _load_replica() -> type:

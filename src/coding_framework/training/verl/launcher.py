@@ -121,7 +121,7 @@ def adapter_dir(model: ResolvedModel, cfg: TrainingConfig) -> Path | None:
 
 
 def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlflow_uri: str | None,
-                  sets: TrainingData, resume: bool = True, mlflow_run_id: str | None = None) -> VerlInputs:
+                  sets: TrainingData, mlflow_run_id: str | None = None) -> VerlInputs:
     """The parquet files come from the same cleaned sets as the local trainer's (``prepare_data``), and the
     manifest with their sha256 goes beside them."""
     train, heldout = sets.train, sets.heldout
@@ -146,18 +146,18 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
         workflow_files=files, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
         adapter_dir=adapter_dir(model, cfg), pythonpath=package_path() if cfg.device == "cpu" else None,
-        resume=resume, mlflow_run_id=mlflow_run_id,
+        mlflow_run_id=mlflow_run_id,
     )
 
 
 def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[str] | None = None, *,
-            model: ResolvedModel | None = None, off: OffPolicy | None = None, resume: bool = True,
+            model: ResolvedModel | None = None, off: OffPolicy | None = None,
             mlflow_run_id: str | None = None) -> VerlLaunch:
     """Write the run's inputs and build the command; ``extra`` are the user's overrides (they win).
     ``model``: ``cfg.model`` already resolved (else resolved here; an endpoint is a ConfigError).
-    ``off``: the staleness and correction (default: synchronous, none). ``resume``: verl continues from
-    the newest checkpoint in the run directory (else starts over); ``mlflow_run_id``: the MLflow run verl
-    logs into."""
+    ``off``: the staleness and correction (default: synchronous, none). verl continues from the newest
+    checkpoint in the run directory (``resume_mode=auto``); ``mlflow_run_id``: the MLflow run verl logs
+    into."""
     off = off or OffPolicy()
     entry = verl_entry(off)
     option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl)]
@@ -167,7 +167,7 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     spec = resolve_spec(cfg)
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
-    inputs = _write_inputs(cfg, model, run_dir, None, sets, resume, mlflow_run_id)
+    inputs = _write_inputs(cfg, model, run_dir, None, sets, mlflow_run_id)
     args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
     if cfg.device == "cpu":

@@ -53,7 +53,6 @@ class VerlInputs:
     mlflow_uri: str
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
     pythonpath: str | None = None  # where Ray's workers import this package from (the CPU path sets it)
-    resume: bool = True  # continue from the newest checkpoint in `checkpoints/` (verl's resume_mode auto)
     mlflow_run_id: str | None = None  # verl's trainer logs into this MLflow run (else a new one)
 
 
@@ -341,7 +340,9 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         "trainer.max_actor_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.max_critic_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.default_local_dir": str(inputs.run_dir / "checkpoints"),
-        "trainer.resume_mode": "auto" if inputs.resume else "disable",
+        # Always auto: a run directory that holds checkpoints without --resume is refused before verl starts
+        # (run.run_verl), and a resumed run's MLflow params must equal the first attempt's.
+        "trainer.resume_mode": "auto",
         "trainer.test_freq": cfg.eval.every if cfg.eval.every > 0 else -1,
         "trainer.val_before_train": cfg.eval.baseline,
         "trainer.project_name": cfg.tracking.experiment,
@@ -552,17 +553,6 @@ def _value(value: Any) -> str:
     if isinstance(value, int | float) or (_PLAIN.match(text) and not _typed(text)):
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _typed(text: str) -> bool:
-    """Whether hydra would read the plain string ``text`` as a number, bool or null (so it needs quotes)."""
-    if text.lower() in ("true", "false", "null", "none", "nan", "inf", "-inf"):
-        return True
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _typed(text: str) -> bool:

@@ -149,8 +149,7 @@ def run_verl(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, *, resume: bo
     trackers = Trackers(cfg.tracking, run_dir, resume=resume)
     status = "FAILED"
     try:
-        run = prepare(cfg, verl, run_dir, extra, model=start, off=off, resume=resume,
-                      mlflow_run_id=trackers.run_id)
+        run = prepare(cfg, verl, run_dir, extra, model=start, off=off, mlflow_run_id=trackers.run_id)
         validate(compose(run.args, run.entry), run.entry)
         if not resume:
             trackers.log_params({"algorithm": cfg.algorithm, "data_sha256": run.data_sha256,
@@ -192,6 +191,8 @@ def _finish(cfg: TrainingConfig, run: VerlLaunch, start: ResolvedModel, trackers
     history = step_history(trackers.mlflow.client, trackers.run_id)
     last = {**(history[-1].metrics if history else {}), **after.metrics(), "weights/changed": float(changed),
             "weights/max_abs_change": largest}
+    if "critic/score/mean" in last:  # verl's name for the mean episode reward
+        last["reward_mean"] = last["critic/score/mean"]
     results = TrainingResults(
         algorithm=cfg.algorithm, seed=cfg.seed,
         steps=int(checkpoint.parent.name.removeprefix("global_step_")),
