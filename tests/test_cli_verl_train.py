@@ -68,7 +68,7 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     command = result["command"]
     assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
     args = set(command[3:])
-    for arg in ("trainer.use_v1=false", "actor_rollout_ref.rollout.mode=async",
+    for arg in ("trainer.use_v1=true", "trainer.v1.trainer_mode=sync", "actor_rollout_ref.rollout.mode=async",
                 "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.calculate_log_probs=true",
                 "actor_rollout_ref.rollout.agent.default_agent_loop=coding_framework",
                 "algorithm.adv_estimator=grpo", "trainer.n_gpus_per_node=4", "trainer.resume_mode=auto",
@@ -79,7 +79,9 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     assert f"trainer.default_local_dir={run.resolve() / 'checkpoints'}" in args
     assert (run / "verl_data" / "train.parquet").is_file() and (run / "workflow" / "rewards.yaml").is_file()
     assert result["train_prompts"] == 450 and result["gpus"] == 4 and result["reference_policy"] is True
-    assert result["not_applied"] == ["kl.stop_kl"]  # grpo_basic sets it; its round_penalty is applied
+    # grpo_basic sets these; its round_penalty is applied (the agent loop's reward)
+    assert result["not_applied"] == ["threads", "rollout.max_batch_size", "optim.micro_batch_size",
+                                     "kl.stop_kl"]
     assert "warning: kl.stop_kl is set" in err
     assert "+coding_framework.round_penalty=0.5" in args
 

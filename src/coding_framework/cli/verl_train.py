@@ -75,15 +75,15 @@ def verl_train(
     rollout: Annotated[str | None, typer.Option(
         help="verl's rollout engine: vllm | sglang (GPU only) (default: the verl config's).")] = None,
     max_staleness: Annotated[int | None, typer.Option(
-        help="K: 0 trains synchronously, 1 runs verl's one-step off-policy trainer; verl has no exact form "
-             "of K >= 2 (default: the config's rollout.max_staleness).")] = None,
+        help="K: verl's V1 trainer, 0 its sync mode, K >= 1 its separate_async mode bounded to K + 1 model "
+             "versions (the CPU path: 0 only) (default: the config's rollout.max_staleness).")] = None,
     off_policy_correction: Annotated[str | None, typer.Option(
         help="none | tis (token-level truncated IS, capped at algo.tis_cap) | mis (sequence-level geometric "
              "mask within algo.mis_bounds), as verl's algorithm.rollout_correction (default: the config's).")
     ] = None,
 ) -> None:
     """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo
-    (or verl's one-step off-policy trainer with `--max-staleness 1`), then export, gate and register the
+    (verl's V1 trainer; on CPU the legacy one), then export, gate and register the
     final model as `train` does. A config with `device: cpu` (e.g. verl_cpu) runs on this machine's CPU.
 
     With `--dry-run` the last stdout line is JSON: `command` (verl's argv), `validated`, `verl_keys` (what the

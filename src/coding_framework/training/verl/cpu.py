@@ -118,7 +118,8 @@ class PlatformCPU(PlatformBase):
         return True
 
     def is_platform_available(self, use_smi_check: bool = False) -> bool:
-        return True
+        # Never auto-detected: only VERL_PLATFORM=cpu picks it (a CPU-only dry run keeps verl's fallback).
+        return False
 
     def current_device(self) -> Any:
         return "cpu"  # every `.to(get_device_id())` and `torch.device(get_device_id())` lands on the CPU

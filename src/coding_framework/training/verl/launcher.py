@@ -5,14 +5,15 @@ with verl's own code.
 registry version, downloaded; its shared LoRA adapter continues when ``policies`` matches it), writes what
 the workers read into the run directory (the parquet data of ``write_verl_dataset``, the workflow and
 reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.verl_overrides``) and the
-verl program that runs them (``overrides.verl_entry``: ``main_ppo``, or the one-step off-policy trainer).
+verl program that runs them (``overrides.verl_entry``: ``main_ppo``, which runs the V1 trainer or, on CPU,
+the legacy one).
 ``compose`` builds the config exactly as that program's main would: hydra's compose API over its config
 (``trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
 ``TaskRunner`` run before placing any worker: ``validate_config`` (batch sizes against GPUs, micro-batches,
 the actor and critic dataclasses), the typed ``RolloutConfig``, ``AlgoConfig`` and ``HFModelConfig`` (which
 loads the tokenizer), verl's ``RLHFDataset`` over our parquet (so every prompt fits ``max_prompt_length``),
-that our agent loop and the rollout engine are in verl's registries, the trainer's and rollout's GPU pools
-for the one-step trainer, and the rollout correction through verl's own code on a toy batch (verl parses
+that our agent loop and the rollout engine are in verl's registries, the V1 trainer built from the config
+(its mode's own checks), and the rollout correction through verl's own code on a toy batch (verl parses
 its thresholds only when a batch arrives). ``launch`` runs the command and streams its output.
 
 Our agent loop reaches every Ray worker through the ``verl.plugins`` entry point (verl imports each plugin
@@ -46,6 +47,7 @@ from coding_framework.training.data import TrainingData, prepare_data
 from coding_framework.training.rollout import step_workflow
 from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
+from coding_framework.training.verl.cpu import ROLLOUT
 from coding_framework.training.verl.overrides import (
     MAIN_PPO,
     OffPolicy,
@@ -160,7 +162,7 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     into."""
     off = off or OffPolicy()
     entry = verl_entry(off)
-    option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl)]
+    option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl, cfg.algo.minibatches)]
     model = model or starting_model(cfg, progress=False)
     if model.model_dir is None:
         raise ConfigError(f"model {model.spec!r}: verl trains the weights, which an endpoint does not expose")
@@ -168,7 +170,9 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     inputs = _write_inputs(cfg, model, run_dir, None, sets, mlflow_run_id)
-    args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
+    # verl's @hydra.main writes its outputs/ folder into the current directory unless told: the run's own.
+    own = [*entry.args, f"hydra.run.dir={inputs.run_dir / 'hydra'}"]
+    args = [*own, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
     if cfg.device == "cpu":
         from coding_framework.training.verl.cpu import device_env
@@ -195,9 +199,6 @@ def compose(args: list[str], entry: VerlEntry = MAIN_PPO) -> Any:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         config = hydra_compose(config_name=entry.config_name, overrides=args)
-    if entry.standalone_rollout:
-        config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
-        config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
     return config
 
 
@@ -243,17 +244,24 @@ def _check_rollout_correction(config: Any) -> None:
     compute_rollout_correction_and_add_to_batch(batch, correction)
 
 
-def _check_pools(config: Any, entry: VerlEntry) -> None:
-    """The trainer's and the standalone rollout's GPU pools, as the one-step trainer's TaskRunner builds
-    them."""
-    if not entry.standalone_rollout:
-        return
+def _check_v1_trainer(config: Any) -> list[str]:
+    """The V1 trainer built from the config as its ``TaskRunnerV1`` builds it (``get_trainer_cls(mode)``;
+    its constructor runs the mode's own checks and builds the replay buffer that bounds staleness), without
+    placing anything; returns the checks left to the run where TransferQueue, which V1 imports, is missing."""
+    if not config.trainer.get("use_v1", False):
+        return []
+    if importlib.util.find_spec("transfer_queue") is None:
+        return ["verl's V1 trainer built from this config (transferqueue is not installed here: "
+                "pip install 'coding-framework[verl-v1]')"]
+    from omegaconf import OmegaConf
+
     with warnings.catch_warnings():  # verl's engine registry warns about each engine package it lacks
         warnings.simplefilter("ignore", UserWarning)
-        from verl.experimental.separation.utils import create_resource_pool_manager
-    from verl.trainer.ppo.utils import Role
+        from verl.trainer.ppo.v1 import get_trainer_cls
 
-    create_resource_pool_manager(config, [Role.Actor, Role.Rollout])
+    copy: Any = OmegaConf.create(OmegaConf.to_container(config))  # the trainer keeps and may amend it
+    get_trainer_cls(config.trainer.v1.trainer_mode)(copy)
+    return []
 
 
 def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
@@ -261,16 +269,16 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
     name = rollout.name
     checks = []
     package = _ENGINE_PACKAGES.get(name, name)
-    if importlib.util.find_spec(package) is None:
+    if name != ROLLOUT and importlib.util.find_spec(package) is None:
         checks.append(f"the {name} rollout: verl's {name} replica starts, takes these rollout settings "
                       "and returns the per-token logprobs the agent loop records "
                       f"({package} is not installed here)")
     if name != "vllm" and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
         checks.append(f"the LoRA rank against {name}'s limits (verl checks LoRA ranks against vLLM only)")
-    if entry.standalone_rollout:
-        checks.append(f"verl's one-step off-policy trainer on {config.trainer.n_gpus_per_node} trainer and "
-                      f"{config.rollout.n_gpus_per_node} rollout GPUs per node, and its weight sync to the "
-                      f"rollout ({rollout.checkpoint_engine.backend})")
+    if config.trainer.get("use_v1", False) and config.trainer.v1.trainer_mode != "sync":
+        checks.append(f"verl's V1 {config.trainer.v1.trainer_mode} trainer on "
+                      f"{config.trainer.n_gpus_per_node} trainer and {rollout.n_gpus_per_node} rollout GPUs "
+                      f"per node, and its weight sync to the rollout ({rollout.checkpoint_engine.backend})")
     correction = config.algorithm.get("rollout_correction")
     if correction is not None and (correction.rollout_is or correction.rollout_rs):
         checks.append("algorithm.rollout_correction on the engines' real logprobs (the rollout_corr/* "
@@ -279,13 +287,12 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
 
 
 def check_rollout_settings(config: Any, entry: VerlEntry = MAIN_PPO) -> list[str]:
-    """verl's checks of the rollout engine, the rollout correction and (one-step trainer) the GPU pools;
-    returns what only a GPU run can check: the engine where it is not installed here, the one-step
-    trainer's placement and weight sync, and the correction on real logprobs."""
+    """verl's checks of the rollout engine, the rollout correction and the V1 trainer; returns what only a
+    GPU run can check: the engine where it is not installed here, the async trainer's placement and weight
+    sync, the correction on real logprobs (and the V1 trainer where TransferQueue is missing)."""
     _check_rollout_engine(config)
     _check_rollout_correction(config)
-    _check_pools(config, entry)
-    return _gpu_only_checks(config, entry)
+    return [*_check_v1_trainer(config), *_gpu_only_checks(config, entry)]
 
 
 def _deferred_lora_check(config: Any) -> tuple[Any, list[str]]:
@@ -336,8 +343,8 @@ def validate(config: Any, entry: VerlEntry = MAIN_PPO, keys: list[str] | None = 
         raise ValueError(f"{len(train)} training prompts fit data.max_prompt_length, fewer than "
                          f"data.train_batch_size={config.data.train_batch_size}")
     gpus = config.trainer.nnodes * config.trainer.n_gpus_per_node
-    if entry.standalone_rollout:
-        gpus += config.rollout.nnodes * config.rollout.n_gpus_per_node
+    if not config.actor_rollout_ref.get("hybrid_engine", True):  # the async rollout's GPUs of its own
+        gpus += config.actor_rollout_ref.rollout.nnodes * config.actor_rollout_ref.rollout.n_gpus_per_node
     return {"train_prompts": len(train), "val_prompts": len(val), "reference_policy": use_ref,
             "critic": use_critic, "gpus": gpus,
             "deferred_checks": deferred, "gpu_only_checks": gpu_only,

@@ -1,12 +1,12 @@
 """Our ``TrainingConfig`` and ``VerlConfig`` as verl's hydra overrides (``key=value`` for ``main_ppo``).
 
 Pure mapping, no I/O: each function returns the verl keys of one concern, ``verl_overrides`` joins them,
-``hydra_args`` renders them. A setting verl cannot express is either an error (when picking a substitute
-would change the numerics silently: a `linear` schedule, no gradient clipping, per-role adapters, the
-Reviewer's warm start, a staleness bound above 1) or listed by
-``not_applied`` (features verl's legacy trainer does not have, e.g. DAPO's group filtering, which only
-its v1 trainer implements). ``verl_entry`` picks the verl program that runs them: ``main_ppo``, or
-verl's one-step off-policy trainer for ``max_staleness`` 1.
+``hydra_args`` renders them. On GPUs the run is verl's V1 trainer (``trainer.use_v1``: ``sync`` for
+``max_staleness`` 0, ``separate_async`` bounded to K + 1 model versions above); on CPU (``device: cpu``,
+``_cpu``) the legacy synchronous one. Every ``TrainingConfig`` field is in ``MAPPED`` or ``NOT_APPLIED``; a
+setting verl cannot express is an error where a substitute would change the numerics silently (a
+`linear` schedule, no gradient clipping, per-role adapters, the Reviewer's warm start, a not-applied field
+set away from its default that changes what is learned), a warning otherwise (``not_applied``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from coding_framework.config.verl import FSDPSection, VerlConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 
 __all__ = [
-    "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "ONE_STEP_OFF_POLICY", "OffPolicy", "VerlEntry", "VerlInputs",
-    "VerlMappingError", "hydra_args", "not_applied", "off_policy", "off_policy_overrides", "verl_entry",
-    "verl_overrides",
+    "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "V1_MODES", "OffPolicy", "VerlEntry", "VerlInputs",
+    "VerlMappingError", "hydra_args", "not_applied", "off_policy", "off_policy_overrides", "uses_v1",
+    "verl_entry", "verl_overrides",
 ]
 
 Overrides = dict[str, Any]
@@ -68,11 +68,7 @@ class VerlEntry:
 
 
 MAIN_PPO = VerlEntry("verl.trainer.main_ppo", "verl.trainer", "ppo_trainer")
-# The shipped config finds `ppo_trainer` through `file://verl/trainer/config`, a path relative to verl's
-# source checkout; from an installed verl only the package search path resolves it.
-ONE_STEP_OFF_POLICY = VerlEntry(
-    "verl.experimental.one_step_off_policy.main_ppo", "verl.experimental.one_step_off_policy",
-    "one_step_off_ppo_trainer", ("hydra.searchpath=[pkg://verl.trainer.config]",), standalone_rollout=True)
+V1_MODES = ("sync", "separate_async")  # verl's V1 trainer modes we map K to (colocate_async: an override)
 
 
 @dataclass(frozen=True)
@@ -84,6 +80,7 @@ class OffPolicy:
     correction: str = "none"
     tis_cap: float = 2.0
     mis_bounds: tuple[float, float] = (0.5, 2.0)
+    v1: bool = True  # verl's V1 trainer (trainer.use_v1); the CPU path runs the legacy one (see `uses_v1`)
 
     def __post_init__(self) -> None:
         if self.max_staleness < 0:
@@ -100,42 +97,60 @@ def off_policy(cfg: TrainingConfig, max_staleness: int | None = None,
     return OffPolicy(
         max_staleness=rollout.max_staleness if max_staleness is None else max_staleness,
         correction=algo.off_policy_correction if correction is None else correction,
-        tis_cap=algo.tis_cap, mis_bounds=(algo.mis_bounds[0], algo.mis_bounds[1]),
+        tis_cap=algo.tis_cap, mis_bounds=(algo.mis_bounds[0], algo.mis_bounds[1]), v1=uses_v1(cfg),
     )
 
 
+def uses_v1(cfg: TrainingConfig) -> bool:
+    """verl's V1 trainer on GPUs; on CPU the legacy one (``main_ppo_v0``): V1 hands every batch through
+    TransferQueue and drives its rollout through ``AgentLoopManagerTQ``, neither of which the token-server
+    rollout and its audit are built on (docs/scale_out.md, "The V1 trainer")."""
+    return cfg.device != "cpu"
+
+
 def verl_entry(off: OffPolicy) -> VerlEntry:
-    """``main_ppo`` for synchronous training, verl's one-step off-policy trainer for ``max_staleness`` 1."""
-    return ONE_STEP_OFF_POLICY if off.max_staleness == 1 else MAIN_PPO
+    """The program that runs every mapping: ``main_ppo`` (which runs the V1 trainer or the legacy one)."""
+    del off
+    return MAIN_PPO
 
 
-def _staleness(off: OffPolicy, verl: VerlConfig) -> Overrides:
-    """K = 1 is verl's one-step off-policy trainer: each step trains on rollouts that the weights one update
-    old generated while the previous step trained, on GPUs of their own (half of each node's; the trainer
-    keeps the rest)."""
+def _staleness(off: OffPolicy, verl: VerlConfig, minibatches: int = 1) -> Overrides:
+    """K as verl's V1 trainer: a trajectory may span at most K + 1 model versions
+    (``trainer.v1.sampler.max_off_policy_threshold``, strategy ``wait``: sampling waits rather than drop a
+    stale prompt, so every prompt drawn is trained on, as in our trainer). K = 0 is the ``sync`` mode; K >= 1
+    is ``separate_async``: the rollout runs on GPUs of its own (half of each node's), K batches ahead
+    (``num_warmup_batches``), weights pushed over NCCL after each of the ``minibatches`` updates of a step
+    (``parameter_sync_step``). The legacy trainer (the CPU path) trains synchronously only."""
+    if not off.v1:
+        if off.max_staleness:
+            raise VerlMappingError(f"max_staleness {off.max_staleness}: the CPU path runs verl's legacy "
+                                   "synchronous trainer (see docs/scale_out.md, 'The V1 trainer'); use "
+                                   "--max-staleness 0, or `coding-framework train`")
+        return {"trainer.use_v1": False}
+    sampler = "trainer.v1.sampler"
+    out: Overrides = {"trainer.use_v1": True, f"{sampler}.max_off_policy_threshold": off.max_staleness + 1,
+                      f"{sampler}.max_off_policy_strategy": "wait"}
     if off.max_staleness == 0:
-        return {}
-    if off.max_staleness > 1:
-        raise VerlMappingError(
-            f"max_staleness {off.max_staleness}: verl 0.9.1 bounds staleness in policy versions only in its "
-            "one-step off-policy mode (K=1); its fully-async mode bounds it in samples "
-            "(async_training.staleness_threshold) with partial rollouts spanning weight versions, which is "
-            "not K; use --max-staleness 1, or `coding-framework train`")
+        return {**out, "trainer.v1.trainer_mode": "sync"}
     gpus = verl.cluster.gpus_per_node
     rollout_gpus = gpus // 2
     if rollout_gpus < 1 or rollout_gpus % verl.rollout.tensor_parallel_size:
         raise VerlMappingError(
-            f"max_staleness 1 runs verl's one-step off-policy trainer, whose rollout takes GPUs of its own "
-            f"(half of cluster.gpus_per_node={gpus}): that half must be a multiple of "
+            f"max_staleness {off.max_staleness} runs verl's separate_async trainer, whose rollout takes GPUs "
+            f"of its own (half of cluster.gpus_per_node={gpus}): that half must be a multiple of "
             f"rollout.tensor_parallel_size={verl.rollout.tensor_parallel_size} and at least 1")
+    mode = "trainer.v1.separate_async"
     return {
+        **out, "trainer.v1.trainer_mode": "separate_async",
+        f"{mode}.num_warmup_batches": off.max_staleness,
+        f"{mode}.parameter_sync_step": minibatches,
         "actor_rollout_ref.hybrid_engine": False,
-        "rollout.nnodes": verl.cluster.nnodes,
-        "rollout.n_gpus_per_node": rollout_gpus,
+        "actor_rollout_ref.rollout.nnodes": verl.cluster.nnodes,
+        "actor_rollout_ref.rollout.n_gpus_per_node": rollout_gpus,
         "trainer.n_gpus_per_node": gpus - rollout_gpus,
-        # The one-step config defaults to bypass mode, which swaps the algorithm's policy loss for PPO-clip
-        # against the rollout's logprobs and ignores IS weights; decoupled mode keeps ours and recomputes
-        # the behaviour policy's logprobs, which the correction needs.
+        "actor_rollout_ref.rollout.checkpoint_engine.backend": "nccl",
+        # Bypass mode would swap the algorithm's policy loss for PPO-clip against the rollout's logprobs and
+        # ignore IS weights; decoupled mode keeps ours and recomputes the behaviour policy's logprobs.
         f"{_CORRECTION}.bypass_mode": False,
     }
 
@@ -155,9 +170,9 @@ def _correction(off: OffPolicy) -> Overrides:
     return {}
 
 
-def off_policy_overrides(off: OffPolicy, verl: VerlConfig) -> Overrides:
-    """The verl keys ``max_staleness`` and the correction set (none for K = 0 without a correction)."""
-    return {**_staleness(off, verl), **_correction(off)}
+def off_policy_overrides(off: OffPolicy, verl: VerlConfig, minibatches: int = 1) -> Overrides:
+    """The verl keys the trainer (V1 or legacy), ``max_staleness`` and the correction set."""
+    return {**_staleness(off, verl, minibatches), **_correction(off)}
 
 
 def _algorithm(spec: AlgorithmSpec) -> Overrides:
@@ -332,7 +347,6 @@ def _data_and_model(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
 
 def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
     out: Overrides = {
-        "trainer.use_v1": False,
         "trainer.nnodes": verl.cluster.nnodes,
         "trainer.n_gpus_per_node": verl.cluster.gpus_per_node,
         "trainer.total_training_steps": cfg.steps,
@@ -403,6 +417,14 @@ def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides
     return out
 
 
+def _group_filtering(spec: AlgorithmSpec, off: OffPolicy) -> Overrides:
+    """DAPO's dynamic sampling as the V1 trainer's group filtering: groups whose rewards are all equal are
+    evicted and replaced (``algorithm.filter_groups``, metric ``reward``: the agent loop's reward)."""
+    if not (spec.dynamic_sampling and off.v1):
+        return {}
+    return {"algorithm.filter_groups.enable": True, "algorithm.filter_groups.metric": "reward"}
+
+
 def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, inputs: VerlInputs,
                    off: OffPolicy | None = None) -> Overrides:
     """Every verl key this run sets, in a stable order (a later value of the same key wins)."""
@@ -415,7 +437,8 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, i
         **_optim(cfg),
         **_fsdp(verl.fsdp, cfg.rollout.problems_per_step, cfg.algo.minibatches),
         **_trainer(cfg, verl, inputs),
-        **off_policy_overrides(off or OffPolicy(), verl),
+        **off_policy_overrides(off or OffPolicy(v1=uses_v1(cfg)), verl, cfg.algo.minibatches),
+        **_group_filtering(spec, off or OffPolicy(v1=uses_v1(cfg))),
         **_cpu(cfg, verl, inputs),
     }
 
@@ -439,7 +462,7 @@ MAPPED: dict[str, str] = {
     "rollout.temperature": "actor_rollout_ref.rollout.temperature",
     "rollout.top_p": "actor_rollout_ref.rollout.top_p",
     "rollout.trained_roles": "+coding_framework.trained_role (one role; more are refused)",
-    "rollout.max_staleness": "main_ppo (0) or the one-step off-policy trainer (1); V1: trainer.v1.*",
+    "rollout.max_staleness": "trainer.v1.trainer_mode and sampler.max_off_policy_threshold (_staleness)",
     "reward.function": "the rewards YAML CodingAgentLoop scores with",
     "reward.round_penalty": "+coding_framework.round_penalty (the agent loop's reward)",
     "optim.lr": "actor.optim.lr", "optim.critic_lr": "critic.optim.lr",
@@ -535,7 +558,7 @@ def not_applied(cfg: TrainingConfig, spec: AlgorithmSpec) -> list[str]:
                                " (verl's trainer would ignore it and learn something else): set it back to "
                                "its default, or train with `coding-framework train`")
     out = [p for p in changed if p not in refused]
-    if spec.dynamic_sampling:
+    if spec.dynamic_sampling and not uses_v1(cfg):
         out.append("dynamic_sampling (DAPO group filtering: verl v1 trainer only)")
     return out
 
