@@ -166,21 +166,25 @@ def test_verls_own_checks_reject_a_mini_batch_larger_than_the_batch(tmp_path: Pa
     assert_one_line_error(code, err, "ppo_mini_batch_size")
 
 
-def test_one_step_off_policy_with_tis_is_validated_by_verl(tmp_path: Path, model_dir: Path) -> None:
+def test_staleness_one_with_tis_is_v1_separate_async_validated_by_verl(tmp_path: Path,
+                                                                        model_dir: Path) -> None:
     code, out, err = verl_train(tmp_path, model_dir, "--max-staleness", "1", "--off-policy-correction", "tis")
     assert code == 0, err
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["validated"] is True and result["entry"] == "verl.experimental.one_step_off_policy.main_ppo"
-    assert result["command"][1:4] == ["-m", result["entry"], "hydra.searchpath=[pkg://verl.trainer.config]"]
+    assert result["validated"] is True and result["entry"] == "verl.trainer.main_ppo"
     assert result["verl_keys"] == {
-        "actor_rollout_ref.rollout.name": "vllm", "actor_rollout_ref.hybrid_engine": False,
-        "rollout.nnodes": 1, "rollout.n_gpus_per_node": 4, "trainer.n_gpus_per_node": 4,
+        "actor_rollout_ref.rollout.name": "vllm", "trainer.use_v1": True,
+        "trainer.v1.sampler.max_off_policy_threshold": 2,
+        "trainer.v1.sampler.max_off_policy_strategy": "wait", "trainer.v1.trainer_mode": "separate_async", "trainer.v1.separate_async.num_warmup_batches": 1,
+        "trainer.v1.separate_async.parameter_sync_step": 1, "actor_rollout_ref.hybrid_engine": False,
+        "actor_rollout_ref.rollout.nnodes": 1, "actor_rollout_ref.rollout.n_gpus_per_node": 4,
+        "trainer.n_gpus_per_node": 4, "actor_rollout_ref.rollout.checkpoint_engine.backend": "nccl",
         "algorithm.rollout_correction.bypass_mode": False, "algorithm.rollout_correction.rollout_is": "token",
         "algorithm.rollout_correction.rollout_is_threshold": 2.0,
         "algorithm.rollout_correction.rollout_rs": None,
     }
     assert result["gpus"] == 8 and (result["max_staleness"], result["off_policy_correction"]) == (1, "tis")
-    assert any("one-step off-policy trainer" in check for check in result["gpu_only_checks"])
+    assert any("V1 separate_async trainer" in check for check in result["gpu_only_checks"])
 
 
 def test_sglang_is_validated_and_the_dry_run_says_what_only_a_gpu_checks(tmp_path: Path,
@@ -190,7 +194,10 @@ def test_sglang_is_validated_and_the_dry_run_says_what_only_a_gpu_checks(tmp_pat
     assert code == 0, err
     result = json.loads(out.strip().splitlines()[-1])
     assert result["entry"] == "verl.trainer.main_ppo" and result["verl_keys"] == {
-        "actor_rollout_ref.rollout.name": "sglang", "algorithm.rollout_correction.rollout_is": None,
+        "actor_rollout_ref.rollout.name": "sglang", "trainer.use_v1": True,
+        "trainer.v1.trainer_mode": "sync", "trainer.v1.sampler.max_off_policy_threshold": 1,
+        "trainer.v1.sampler.max_off_policy_strategy": "wait",
+        "algorithm.rollout_correction.rollout_is": None,
         "algorithm.rollout_correction.rollout_rs": "seq_mean_k1",
         "algorithm.rollout_correction.rollout_rs_threshold": "0.5_2.0",
     }
