@@ -175,7 +175,8 @@ def test_staleness_one_with_tis_is_v1_separate_async_validated_by_verl(tmp_path:
     assert result["verl_keys"] == {
         "actor_rollout_ref.rollout.name": "vllm", "trainer.use_v1": True,
         "trainer.v1.sampler.max_off_policy_threshold": 2,
-        "trainer.v1.sampler.max_off_policy_strategy": "wait", "trainer.v1.trainer_mode": "separate_async", "trainer.v1.separate_async.num_warmup_batches": 1,
+        "trainer.v1.sampler.max_off_policy_strategy": "wait", "trainer.v1.trainer_mode": "separate_async",
+        "trainer.v1.separate_async.num_warmup_batches": 1,
         "trainer.v1.separate_async.parameter_sync_step": 1, "actor_rollout_ref.hybrid_engine": False,
         "actor_rollout_ref.rollout.nnodes": 1, "actor_rollout_ref.rollout.n_gpus_per_node": 4,
         "trainer.n_gpus_per_node": 4, "actor_rollout_ref.rollout.checkpoint_engine.backend": "nccl",
