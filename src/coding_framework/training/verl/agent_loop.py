@@ -91,6 +91,10 @@ class ServerManagerEngine:
         self.send_role = send_role
         self.policy_version = "verl"
         self.generate_s = 0.0
+        # The weight versions (trainer steps) the episode's calls were generated with: verl's V1 trainer
+        # bounds and reports staleness from them (``min_global_steps`` / ``max_global_steps``).
+        self.min_global_steps: int | None = None
+        self.max_global_steps: int | None = None
         self._first_prompt: int | None = None
         self._special = frozenset(tokenizer.all_special_ids)
 
@@ -121,10 +125,20 @@ class ServerManagerEngine:
                               "actor_rollout_ref.rollout.calculate_log_probs=True")
         step = out.extra_fields.get("global_steps")
         self.policy_version = f"step-{step}" if step is not None else "verl"
+        fields = out.extra_fields
+        self._span(fields.get("min_global_steps", step), fields.get("max_global_steps", step))
         ids = list(out.token_ids)
         return Generation(token_ids=ids, logprobs=list(out.log_probs), policy_version=self.policy_version,
                           text=self.tokenizer.decode(ids, skip_special_tokens=True),
                           stop_reason=self._stop_reason(ids, max_tokens))
+
+    def _span(self, low: int | None, high: int | None) -> None:
+        """Widen the episode's span of weight versions by one call's."""
+        if low is not None:
+            self.min_global_steps = low if self.min_global_steps is None else min(self.min_global_steps, low)
+        if high is not None:
+            self.max_global_steps = high if self.max_global_steps is None else max(self.max_global_steps,
+                                                                                  high)
 
     def _stop_reason(self, ids: list[int], max_tokens: int) -> FinishReason:
         # The server stops on a special token only when it is an end-of-sequence token.
@@ -216,8 +230,11 @@ class CodingAgentLoop(AgentLoopBase):
             metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated,
                       "episode_began": self.began, "episode_ended": time.time()},
         )
-        return to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
-                                                           compute_score=score_s))
+        output = to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
+                                                             compute_score=score_s))
+        output.extra_fields.update(min_global_steps=engine.min_global_steps,
+                                   max_global_steps=engine.max_global_steps)
+        return output
 
 
 def verl_dataset_rows(problems: Sequence[Problem], split: str = "train") -> list[dict[str, Any]]:
