@@ -68,7 +68,7 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     command = result["command"]
     assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
     args = set(command[3:])
-    for arg in ("trainer.use_v1=false", "actor_rollout_ref.rollout.mode=async",
+    for arg in ("trainer.use_v1=true", "trainer.v1.trainer_mode=sync", "actor_rollout_ref.rollout.mode=async",
                 "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.calculate_log_probs=true",
                 "actor_rollout_ref.rollout.agent.default_agent_loop=coding_framework",
                 "algorithm.adv_estimator=grpo", "trainer.n_gpus_per_node=4", "trainer.resume_mode=auto",
@@ -79,8 +79,11 @@ def test_dry_run_is_validated_against_verls_config(tmp_path: Path, model_dir: Pa
     assert f"trainer.default_local_dir={run.resolve() / 'checkpoints'}" in args
     assert (run / "verl_data" / "train.parquet").is_file() and (run / "workflow" / "rewards.yaml").is_file()
     assert result["train_prompts"] == 450 and result["gpus"] == 4 and result["reference_policy"] is True
-    assert result["not_applied"] == ["reward.round_penalty", "kl.stop_kl"]  # grpo_basic sets both
-    assert "warning: reward.round_penalty is set" in err
+    # grpo_basic sets these; its round_penalty is applied (the agent loop's reward)
+    assert result["not_applied"] == ["threads", "rollout.max_batch_size", "optim.micro_batch_size",
+                                     "kl.stop_kl"]
+    assert "warning: kl.stop_kl is set" in err
+    assert "+coding_framework.round_penalty=0.5" in args
 
 
 def test_the_parquet_files_are_the_manifests_sets(tmp_path: Path, model_dir: Path) -> None:
@@ -163,21 +166,26 @@ def test_verls_own_checks_reject_a_mini_batch_larger_than_the_batch(tmp_path: Pa
     assert_one_line_error(code, err, "ppo_mini_batch_size")
 
 
-def test_one_step_off_policy_with_tis_is_validated_by_verl(tmp_path: Path, model_dir: Path) -> None:
+def test_staleness_one_with_tis_is_v1_separate_async_validated_by_verl(tmp_path: Path,
+                                                                        model_dir: Path) -> None:
     code, out, err = verl_train(tmp_path, model_dir, "--max-staleness", "1", "--off-policy-correction", "tis")
     assert code == 0, err
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["validated"] is True and result["entry"] == "verl.experimental.one_step_off_policy.main_ppo"
-    assert result["command"][1:4] == ["-m", result["entry"], "hydra.searchpath=[pkg://verl.trainer.config]"]
+    assert result["validated"] is True and result["entry"] == "verl.trainer.main_ppo"
     assert result["verl_keys"] == {
-        "actor_rollout_ref.rollout.name": "vllm", "actor_rollout_ref.hybrid_engine": False,
-        "rollout.nnodes": 1, "rollout.n_gpus_per_node": 4, "trainer.n_gpus_per_node": 4,
+        "actor_rollout_ref.rollout.name": "vllm", "trainer.use_v1": True,
+        "trainer.v1.sampler.max_off_policy_threshold": 2,
+        "trainer.v1.sampler.max_off_policy_strategy": "wait", "trainer.v1.trainer_mode": "separate_async",
+        "trainer.v1.separate_async.num_warmup_batches": 1,
+        "trainer.v1.separate_async.parameter_sync_step": 1, "actor_rollout_ref.hybrid_engine": False,
+        "actor_rollout_ref.rollout.nnodes": 1, "actor_rollout_ref.rollout.n_gpus_per_node": 4,
+        "trainer.n_gpus_per_node": 4, "actor_rollout_ref.rollout.checkpoint_engine.backend": "nccl",
         "algorithm.rollout_correction.bypass_mode": False, "algorithm.rollout_correction.rollout_is": "token",
         "algorithm.rollout_correction.rollout_is_threshold": 2.0,
         "algorithm.rollout_correction.rollout_rs": None,
     }
     assert result["gpus"] == 8 and (result["max_staleness"], result["off_policy_correction"]) == (1, "tis")
-    assert any("one-step off-policy trainer" in check for check in result["gpu_only_checks"])
+    assert any("V1 separate_async trainer" in check for check in result["gpu_only_checks"])
 
 
 def test_sglang_is_validated_and_the_dry_run_says_what_only_a_gpu_checks(tmp_path: Path,
@@ -187,7 +195,10 @@ def test_sglang_is_validated_and_the_dry_run_says_what_only_a_gpu_checks(tmp_pat
     assert code == 0, err
     result = json.loads(out.strip().splitlines()[-1])
     assert result["entry"] == "verl.trainer.main_ppo" and result["verl_keys"] == {
-        "actor_rollout_ref.rollout.name": "sglang", "algorithm.rollout_correction.rollout_is": None,
+        "actor_rollout_ref.rollout.name": "sglang", "trainer.use_v1": True,
+        "trainer.v1.trainer_mode": "sync", "trainer.v1.sampler.max_off_policy_threshold": 1,
+        "trainer.v1.sampler.max_off_policy_strategy": "wait",
+        "algorithm.rollout_correction.rollout_is": None,
         "algorithm.rollout_correction.rollout_rs": "seq_mean_k1",
         "algorithm.rollout_correction.rollout_rs_threshold": "0.5_2.0",
     }

@@ -143,3 +143,35 @@ def test_evaluate_a_named_benchmark_with_the_real_grader() -> None:
     assert report.benchmark == "builtin" and report.problems == 4
     assert report.pass_at_k == {"pass@1": 1.0}
     assert all(s["passed"] for s in report.samples)
+
+
+def test_train_agents_takes_the_verl_route_and_solve_uses_its_model(tmp_path, monkeypatch) -> None:
+    """``backend="verl"`` hands the config and the device's verl settings to ``run_verl`` (its real run is
+    tests/training/verl/test_cpu_train.py); ``solve`` then runs the final model it returned."""
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.verl import run as verl_run
+    from tests.fakes.models import tiny_model_dir
+
+    final = tiny_model_dir(tmp_path / "final_model")
+    seen = {}
+
+    def fake_run_verl(cfg, verl, run_dir, *, resume=False):
+        seen.update(cfg=cfg, verl=verl, run_dir=run_dir, resume=resume)
+        return TrainingResults(algorithm=cfg.algorithm, seed=cfg.seed, steps=cfg.steps, run_dir=run_dir,
+                               final_metrics={}, history=[], heldout_problems=0, final_model_dir=final,
+                               seconds=0.0)
+
+    monkeypatch.setattr(verl_run, "run_verl", fake_run_verl)
+    workflow = WorkflowConfig(graph=GraphConfig(max_rounds=1, review="never"))
+    with CodingSupervisor(workflow) as supervisor:
+        results = supervisor.train_agents(config=TrainingConfig(device="cpu", steps=1, workflow=workflow),
+                                          run_dir=tmp_path / "run", backend="verl")
+        assert results.final_model_dir == final
+        assert seen["verl"].cluster.gpus_per_node == 1  # verl_fsdp_cpu, the CPU default
+        assert seen["run_dir"] == tmp_path / "run" and seen["resume"] is False
+        assert str(supervisor.config.agents.model) == f"local:{final}"
+        solved = supervisor.solve(builtin_problems()[0], seed=0)
+        assert solved.rounds == 1  # the tiny model answered (noise), through the local engine
+    with CodingSupervisor(workflow) as supervisor, pytest.raises(ValueError, match="'tinker' is not one of"):
+        supervisor.train_agents(config=TrainingConfig(steps=1), backend="tinker")  # type: ignore[arg-type]

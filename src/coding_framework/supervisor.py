@@ -10,7 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
@@ -31,6 +31,7 @@ from coding_framework.problems.sources import resolve_source
 
 if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig
+    from coding_framework.config.verl import VerlConfig
     from coding_framework.training.results import TrainingResults
 
 log = get_logger(__name__)
@@ -352,6 +353,8 @@ class CodingSupervisor:
         device: str | None = None,
         resume: bool = False,
         progress: bool = True,
+        backend: Literal["local", "verl"] = "local",
+        verl_config: VerlConfig | str | Path | None = None,
     ) -> TrainingResults:
         """RL-train the Generator through this workflow (see ``coding_framework.training.trainer``).
 
@@ -361,6 +364,11 @@ class CodingSupervisor:
         ``ceil(episodes / (problems_per_step * group_size))``. Afterwards ``solve``/``evaluate`` use the
         trained model, its role adapters included. Seeds, thread count and other process-wide state are
         restored when it returns.
+
+        ``backend="verl"`` trains through verl's trainer instead (``training.verl.run.run_verl``: a config
+        with ``device: cpu``, e.g. ``verl_cpu``, on this machine's CPU), with ``verl_config`` (a
+        ``VerlConfig``, YAML path or shipped name; default ``verl_fsdp_cpu`` for ``device: cpu``, else
+        ``verl_fsdp``); its final model is used afterwards the same way.
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
@@ -375,9 +383,17 @@ class CodingSupervisor:
             base = TrainingConfig(workflow=self.config)
         cfg = configure(base, algorithm=algorithm, episodes=episodes, seed=seed, device=device)
         out = Path(run_dir) if run_dir is not None else Path("runs") / f"{cfg.algorithm}-seed{cfg.seed}"
-        results = run_sync(
-            lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run())
-        )
+        if backend == "verl":
+            verl = _verl_config(cfg, verl_config)
+            from coding_framework.training.verl.run import run_verl
+
+            results = run_sync(lambda: asyncio.to_thread(lambda: run_verl(cfg, verl, out, resume=resume)))
+        elif backend == "local":
+            results = run_sync(
+                lambda: asyncio.to_thread(lambda: Trainer(cfg, out, resume=resume, progress=progress).run())
+            )
+        else:
+            raise ValueError(f"backend {backend!r} is not one of local, verl")
         trained = parse_model_ref(f"local:{results.final_model_dir}")
         agents = self.config.agents.model_copy(update={"model": trained})
         agents.generator = agents.generator.model_copy(update={"model": None})
@@ -385,6 +401,17 @@ class CodingSupervisor:
         self.config = self.config.model_copy(update={"agents": agents})
         self._release_agents()
         return results
+
+
+def _verl_config(cfg: TrainingConfig, given: VerlConfig | str | Path | None) -> VerlConfig:
+    """The verl settings of a ``backend="verl"`` run: ``given``, or the shipped default for the device."""
+    from coding_framework.config import load_config
+    from coding_framework.config.verl import VerlConfig
+
+    if isinstance(given, VerlConfig):
+        return given
+    default = "verl_fsdp_cpu" if cfg.device == "cpu" else "verl_fsdp"
+    return load_config(VerlConfig, given or default)
 
 
 def _progress_lines(total: int, console: Any) -> Callable[[SolveResult], None]:

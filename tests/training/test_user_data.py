@@ -27,7 +27,8 @@ from coding_framework.problems import (
 )
 from coding_framework.problems.sources import load_source, parse_source
 from coding_framework.training.data import prepare_data
-from coding_framework.training.gate import compare, regression_gate
+from coding_framework.training.gate import compare, gate_verdict, regression_gate
+from coding_framework.training.heldout import HeldoutResult
 from tests.sandbox.bigcodebench_env import DATA as BIGCODEBENCH
 from tests.training._tiny_run import tiny_config
 
@@ -156,6 +157,23 @@ def test_the_gate_fails_a_significant_fall_or_a_large_drop_and_passes_a_rise() -
     assert not big.passed and "max_drop" in big.reason
     rose = regression_gate({"heldout": dict.fromkeys(tasks, 0.0)}, {"heldout": before}, gate)
     assert rose.passed and rose.after == {"heldout": 1.0}
+
+
+def test_the_gates_verdict_on_a_run_is_the_same_for_both_trainers() -> None:
+    """``gate_verdict``: what the local trainer and verl-train both call on their before/after results."""
+    tasks = [f"t{i}" for i in range(6)]
+
+    def result(rate: float) -> HeldoutResult:
+        return HeldoutResult(pass_at_1=rate, problems=6, by_family={}, seconds=0.0,
+                             by_task=dict.fromkeys(tasks, rate))
+
+    gate = GateConfig(alpha=0.05, max_drop=0.1)
+    verdict = gate_verdict(gate, result(1.0), {}, result(0.0), {})
+    assert not verdict.passed and verdict.before == {"heldout": 1.0}
+    assert gate_verdict(GateConfig(enabled=False), result(1.0), {}, result(0.0), {}).reason == "gate disabled"
+    assert gate_verdict(gate, None, {}, result(0.0), {}).passed  # nothing measured before
+    with pytest.raises(ConfigError, match=r"gate.benchmarks \['mbpp'\] are not eval.benchmarks sources"):
+        gate_verdict(GateConfig(benchmarks=["mbpp"]), result(1.0), {}, result(1.0), {})
 
 
 def test_data_decontaminate_writes_the_kept_problems_and_a_report(user_file: Path, tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], 
     from coding_framework.config.verl import VerlConfig
 
     cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, **data})
-    return cfg, load_config(VerlConfig, verl_config or "verl_fsdp", overrides=verl_fields)
+    default = "verl_fsdp_cpu" if cfg.device == "cpu" else "verl_fsdp"
+    return cfg, load_config(VerlConfig, verl_config or default, overrides=verl_fields)
 
 
 @app.command("verl-train")
@@ -65,26 +66,31 @@ def verl_train(
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
     ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (e.g. auto).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Compose and validate only; do not launch.")] = False,
+    resume: Annotated[bool, typer.Option(
+        help="Continue from the newest verl checkpoint in --run-dir (else a run dir with checkpoints is "
+             "refused).")] = False,
     train_data: Annotated[list[str] | None, typer.Option(
         help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl; replaces data.train.")] = None,
     heldout_data: Annotated[str | None, typer.Option(help="The held-out source (data.heldout).")] = None,
     rollout: Annotated[str | None, typer.Option(
         help="verl's rollout engine: vllm | sglang (GPU only) (default: the verl config's).")] = None,
     max_staleness: Annotated[int | None, typer.Option(
-        help="K: 0 trains synchronously, 1 runs verl's one-step off-policy trainer; verl has no exact form "
-             "of K >= 2 (default: the config's rollout.max_staleness).")] = None,
+        help="K: verl's V1 trainer, 0 its sync mode, K >= 1 its separate_async mode bounded to K + 1 model "
+             "versions (the CPU path: 0 only) (default: the config's rollout.max_staleness).")] = None,
     off_policy_correction: Annotated[str | None, typer.Option(
         help="none | tis (token-level truncated IS, capped at algo.tis_cap) | mis (sequence-level geometric "
              "mask within algo.mis_bounds), as verl's algorithm.rollout_correction (default: the config's).")
     ] = None,
 ) -> None:
     """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo
-    (or verl's one-step off-policy trainer with `--max-staleness 1`).
+    (verl's V1 trainer; on CPU the legacy one), then export, gate and register the
+    final model as `train` does. A config with `device: cpu` (e.g. verl_cpu) runs on this machine's CPU.
 
-    The last stdout line is JSON: `command` (verl's argv), `validated`, `verl_keys` (what the rollout engine,
-    staleness and correction set in verl's config), `gpu_only_checks`, and with a launch `returncode`.
+    With `--dry-run` the last stdout line is JSON: `command` (verl's argv), `validated`, `verl_keys` (what the
+    rollout engine, staleness and correction set in verl's config), `gpu_only_checks`. After a run it is the
+    run's results: `steps`, `final_model`, `weights_changed`, `audit_offending_tokens`, `challenger`, ...
     """
-    from coding_framework.training.verl.launcher import compose, launch, prepare, validate
+    from coding_framework.training.verl.launcher import compose, prepare, validate
     from coding_framework.training.verl.overrides import off_policy
 
     start = time.perf_counter()
@@ -96,6 +102,9 @@ def verl_train(
                        "cluster.ray_address": ray_address, "rollout.name": rollout}
         cfg, verl = _configs(config, verl_config, data, algorithm, verl_fields)
         off = off_policy(cfg, max_staleness, off_policy_correction)
+        if not dry_run:
+            _train(cfg, verl, run_dir, list(override or []), off, resume)
+            return
         run = prepare(cfg, verl, run_dir, list(override or []), off=off)
         checks = validate(compose(run.args, run.entry), run.entry, run.option_keys)
     except _bad_input() as exc:
@@ -115,11 +124,29 @@ def verl_train(
         "data_sha256": run.data_sha256, "train_file": str(run.inputs.train_file),
         "val_file": str(run.inputs.val_file), "validate_seconds": round(time.perf_counter() - start, 2),
     }
-    if not dry_run:
-        result["returncode"] = launch(run)
     print_result_line(result)
-    if result.get("returncode"):
-        raise typer.Exit(1)
+
+
+def _train(cfg: Any, verl: Any, run_dir: Path, extra: list[str], off: Any, resume: bool) -> None:
+    """``run_verl`` and its results as the last stdout line (bad input: one line, exit 2)."""
+    from coding_framework.training.verl.run import VerlRunError, run_verl
+
+    try:
+        results = run_verl(cfg, verl, run_dir, resume=resume, extra=extra, off=off)
+    except VerlRunError as exc:
+        fail(str(exc), code=1)
+    step_s = [r.metrics["timing_s/step"] for r in results.history if "timing_s/step" in r.metrics]
+    print_result_line({
+        **results.summary(), "steps": results.steps, "final_model": str(results.final_model_dir),
+        "weights_changed": bool(results.final_metrics.get("weights/changed")),
+        "weights_max_abs_change": results.final_metrics.get("weights/max_abs_change"),
+        "audit_checked_tokens": results.audit.get("checked_tokens"),
+        "trainer_rollout_logprob_diff_max": max(
+            (r.metrics["training/rollout_probs_diff_max"] for r in results.history
+             if "training/rollout_probs_diff_max" in r.metrics), default=None),
+        "seconds_per_step": round(sum(step_s) / len(step_s), 3) if step_s else None,
+        "registered_model": results.registered_model,
+    })
 
 
 @app.command("verl-export")

@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 from scipy.stats import binomtest
 
+from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import GateConfig
 from coding_framework.models.registry import GATE_PASSED_TAG, GATE_REASON_TAG
+from coding_framework.training.heldout import HeldoutResult
 
-__all__ = ["GateResult", "SetComparison", "compare", "regression_gate"]
+__all__ = ["GateResult", "SetComparison", "compare", "gate_verdict", "regression_gate"]
 
 
 class SetComparison(BaseModel):
@@ -90,3 +92,18 @@ def regression_gate(before: Mapping[str, Mapping[str, float]], after: Mapping[st
     reason = "; ".join(failed) if failed else "; ".join(s.reason for s in sets.values()) or "nothing measured"
     return GateResult(passed=not failed, before={k: s.before for k, s in sets.items()},
                       after={k: s.after for k, s in sets.items()}, reason=reason, sets=sets)
+
+
+def gate_verdict(config: GateConfig, baseline: HeldoutResult | None,
+                 baseline_slices: Mapping[str, HeldoutResult], final: HeldoutResult,
+                 final_slices: Mapping[str, HeldoutResult]) -> GateResult:
+    """The gate over a run's held-out set and its gated slices (``config.benchmarks``), before vs after;
+    disabled (or nothing measured before) it passes."""
+    if not config.enabled or baseline is None:
+        return GateResult(passed=True, before={}, after={}, sets={}, reason="gate disabled")
+    unknown = sorted(set(config.benchmarks) - set(final_slices))
+    if unknown:
+        raise ConfigError(f"gate.benchmarks {unknown} are not eval.benchmarks sources")
+    before = {"heldout": baseline.by_task, **{k: baseline_slices[k].by_task for k in config.benchmarks}}
+    after = {"heldout": final.by_task, **{k: final_slices[k].by_task for k in config.benchmarks}}
+    return regression_gate(before, after, config)

@@ -47,9 +47,15 @@ class RunningMoments:
         self.count, self.mean, self.m2 = state["count"], state["mean"], state["m2"]
 
 
+def round_penalized(value: float, rounds: int, round_penalty: float) -> float:
+    """An episode's reward before shaping: its final program's ``value``, less ``round_penalty`` per
+    revision (``rounds`` - 1)."""
+    return value - round_penalty * max(0, rounds - 1)
+
+
 def episode_rewards(episodes: Sequence[Episode], settings: EpisodeRewardConfig) -> list[float]:
-    """Each episode's reward before shaping: its final program's, less ``round_penalty`` per revision."""
-    return [e.reward.value - settings.round_penalty * max(0, e.rounds - 1) for e in episodes]
+    """Each episode's reward before shaping (``round_penalized``)."""
+    return [round_penalized(e.reward.value, e.rounds, settings.round_penalty) for e in episodes]
 
 
 def shape_rewards(

@@ -45,7 +45,7 @@ from coding_framework.rewards import CompositeReward
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.data import MANIFEST_FILE, prepare_data
 from coding_framework.training.evals import evaluate_slices, slice_metrics
-from coding_framework.training.gate import GateResult, regression_gate
+from coding_framework.training.gate import GateResult, gate_verdict
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
 from coding_framework.training.hygiene import flat_groups, overlong_hygiene
 from coding_framework.training.report import write_report
@@ -618,16 +618,7 @@ class Trainer:
 
     def _gate(self, final: HeldoutResult, final_slices: dict[str, HeldoutResult]) -> GateResult:
         """The regression gate's verdict on the held-out set and the gated slices, before vs after."""
-        cfg = self.config.gate
-        if not cfg.enabled or self.baseline is None:
-            return GateResult(passed=True, before={}, after={}, sets={}, reason="gate disabled")
-        unknown = sorted(set(cfg.benchmarks) - set(final_slices))
-        if unknown:
-            raise ConfigError(f"gate.benchmarks {unknown} are not eval.benchmarks sources")
-        before = {"heldout": self.baseline.by_task,
-                  **{k: self.baseline_slices[k].by_task for k in cfg.benchmarks}}
-        after = {"heldout": final.by_task, **{k: final_slices[k].by_task for k in cfg.benchmarks}}
-        return regression_gate(before, after, cfg)
+        return gate_verdict(self.config.gate, self.baseline, self.baseline_slices, final, final_slices)
 
 
 def _progress_info(metrics: dict[str, float]) -> str:

@@ -77,6 +77,8 @@ async def test_run_returns_the_episode_as_an_agent_loop_output() -> None:
                                                   for i in range(call1.end)]
     assert sum(out.response_mask) == call1.length + call2.length and out.response_mask[-1] == 1
     assert traj.stop_reasons == ["eos", "eos"] and traj.policy_versions == ["step-3", "step-3"]
+    # the span of weight versions verl's V1 trainer bounds and reports (both calls: step 3)
+    assert (out.extra_fields["min_global_steps"], out.extra_fields["max_global_steps"]) == (3, 3)
     # verl's sampling settings are passed through, with logprobs forced on and a token cap
     assert first["sampling_params"] == {**VERL_SAMPLING, "logprobs": True, "max_tokens": 512}
     assert first["request_id"] == second["request_id"]  # one sticky session per episode
@@ -86,6 +88,14 @@ async def test_run_returns_the_episode_as_an_agent_loop_output() -> None:
     assert traj.metadata["passed"] is True and traj.metadata["response_budget_exhausted"] is False
     assert out.num_turns == 4 and out.metrics.generate_sequences > 0
     assert out.as_dict()["rm_scores"][-1] == pytest.approx(out.reward_score)
+
+
+def test_the_episodes_span_covers_every_calls_weight_version() -> None:
+    engine = ServerManagerEngine(None, tiny_tokenizer(), {}, prompt_length=8, response_length=8)
+    assert (engine.min_global_steps, engine.max_global_steps) == (None, None)
+    for low, high in ((4, 4), (3, 5), (None, None)):
+        engine._span(low, high)
+    assert (engine.min_global_steps, engine.max_global_steps) == (3, 5)
 
 
 class KeywordRecorder(ScriptedServerManager):

@@ -60,8 +60,11 @@ def test_each_algorithm_composes_and_passes_verls_checks(tmp_path: Path, name: s
     assert (actor.loss_agg_mode, actor.clip_ratio_high, actor.policy_loss.loss_mode) == (
         spec.loss_agg_mode, spec.clip_ratio_high, spec.policy_loss)
     assert actor.fsdp_config.mixed_precision.param_dtype == "bf16" and actor.fsdp_config.strategy == "fsdp2"
-    assert config.trainer.use_v1 is False and config.coding_framework.graph == str(tmp_path / "graph.yaml")
-    assert ("dynamic_sampling (DAPO group filtering: verl v1 trainer only)" in not_applied(cfg, spec)) is (
+    assert config.trainer.use_v1 is True and config.coding_framework.graph == str(tmp_path / "graph.yaml")
+    assert config.algorithm.filter_groups.enable is spec.dynamic_sampling  # DAPO's filtering, V1's own
+    assert not_applied(cfg, spec) == []
+    on_cpu = TrainingConfig(algorithm=name, model=str(tmp_path), device="cpu")
+    assert ("dynamic_sampling (DAPO group filtering: verl v1 trainer only)" in not_applied(on_cpu, spec)) is (
         spec.dynamic_sampling)
 
 

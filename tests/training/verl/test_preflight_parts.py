@@ -3,6 +3,8 @@ episode-time union, and the settings problems found in verl's composed config.""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from verl.workers.rollout.replica import TokenOutput
 
@@ -22,6 +24,7 @@ VERL = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0
 def _server(engine: ScriptedEngine) -> TokenServer:
     server = TokenServer.__new__(TokenServer)  # skip loading a model: the engine is the scripted one
     server.engine, server.calls, server.generated_tokens = engine, 0, 0
+    server.global_steps = INITIAL_STEP
     return server
 
 
@@ -91,9 +94,11 @@ def test_settings_problems_name_the_fix(tmp_path) -> None:
     bad = compose_verl_config([*base, "trainer.use_v1=true", "actor_rollout_ref.rollout.temperature=0.7",
                                "actor_rollout_ref.rollout.calculate_log_probs=false"])
     found = " | ".join(settings_problems(bad, spec, 1024))
-    for needle in ("set trainer.use_v1=false", "temperature=0.7", "calculate_log_probs=false",
-                   "exceeds the model's 1024 positions", "zero values"):
+    for needle in ("temperature=0.7", "calculate_log_probs=false", "exceeds the model's 1024 positions",
+                   "zero values"):
         assert needle in found
+    # use_v1 is a problem only where TransferQueue (the `verl-v1` extra) is missing
+    assert ("set trainer.use_v1=false" in found) is (importlib.util.find_spec("transfer_queue") is None)
 
 
 @pytest.mark.slow  # imports verl's ray_trainer

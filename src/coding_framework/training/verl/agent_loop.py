@@ -57,6 +57,7 @@ from coding_framework.llm.base import EngineError, FinishReason, Generation, Sam
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
+from coding_framework.training.scoring import round_penalized
 from coding_framework.training.trajectory import trajectories_from_episode
 from coding_framework.training.verl.interop import to_agent_loop_output
 
@@ -90,6 +91,10 @@ class ServerManagerEngine:
         self.send_role = send_role
         self.policy_version = "verl"
         self.generate_s = 0.0
+        # The weight versions (trainer steps) the episode's calls were generated with: verl's V1 trainer
+        # bounds and reports staleness from them (``min_global_steps`` / ``max_global_steps``).
+        self.min_global_steps: int | None = None
+        self.max_global_steps: int | None = None
         self._first_prompt: int | None = None
         self._special = frozenset(tokenizer.all_special_ids)
 
@@ -120,10 +125,20 @@ class ServerManagerEngine:
                               "actor_rollout_ref.rollout.calculate_log_probs=True")
         step = out.extra_fields.get("global_steps")
         self.policy_version = f"step-{step}" if step is not None else "verl"
+        fields = out.extra_fields
+        self._span(fields.get("min_global_steps", step), fields.get("max_global_steps", step))
         ids = list(out.token_ids)
         return Generation(token_ids=ids, logprobs=list(out.log_probs), policy_version=self.policy_version,
                           text=self.tokenizer.decode(ids, skip_special_tokens=True),
                           stop_reason=self._stop_reason(ids, max_tokens))
+
+    def _span(self, low: int | None, high: int | None) -> None:
+        """Widen the episode's span of weight versions by one call's."""
+        if low is not None:
+            self.min_global_steps = low if self.min_global_steps is None else min(self.min_global_steps, low)
+        if high is not None:
+            self.max_global_steps = high if self.max_global_steps is None else max(self.max_global_steps,
+                                                                                  high)
 
     def _stop_reason(self, ids: list[int], max_tokens: int) -> FinishReason:
         # The server stops on a special token only when it is an end-of-sequence token.
@@ -153,6 +168,7 @@ class _Resources:
         self.grader = Grader(self.workflow.sandbox)
         self.reward = CompositeReward(load_config(RewardConfig, settings.get("rewards")), grader=self.grader)
         self.role = settings.get("trained_role") or "generator"
+        self.round_penalty = float(settings.get("round_penalty") or 0.0)
 
 
 @functools.cache
@@ -174,6 +190,7 @@ def problem_from_row(row: Mapping[str, Any]) -> Problem:
 class CodingAgentLoop(AgentLoopBase):
     """One training-graph episode per sample. Settings come from the trainer config's ``coding_framework``
     section: YAML paths ``agents``, ``graph``, ``sandbox``, ``rewards`` (each optional), ``trained_role``,
+    ``round_penalty`` (the reward loses it per revision, as the local trainer's ``reward.round_penalty``),
     and ``send_role`` (pass each call's role to the rollout servers; only ours accept it)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -182,7 +199,7 @@ class CodingAgentLoop(AgentLoopBase):
         self.began = time.time()  # wall clock, comparable across the workers' processes on one machine
         super().__init__(*args, **kwargs)
         section = self.config.get(AGENT_NAME) or {}
-        keys = ("agents", "graph", "sandbox", "rewards", "trained_role")
+        keys = ("agents", "graph", "sandbox", "rewards", "trained_role", "round_penalty")
         self.settings = {k: (str(section[k]) if section.get(k) is not None else None) for k in keys}
         self.resources = _resources(json.dumps(self.settings, sort_keys=True))
         self.send_role = bool(section.get("send_role", False))
@@ -207,13 +224,17 @@ class CodingAgentLoop(AgentLoopBase):
         (reward,) = await res.reward.ascore_batch([(problem, program)])
         score_s = time.perf_counter() - start
         group = kwargs.get("uid")
+        value = round_penalized(reward.value, int(state.get("round", 0)), res.round_penalty)
         (traj,) = trajectories_from_episode(
-            state, (res.role,), reward=reward.value, group_id=str(group) if group is not None else None,
+            state, (res.role,), reward=value, group_id=str(group) if group is not None else None,
             metadata={"raw_reward": reward.raw, "response_budget_exhausted": truncated,
                       "episode_began": self.began, "episode_ended": time.time()},
         )
-        return to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
-                                                           compute_score=score_s))
+        output = to_agent_loop_output(traj, AgentLoopMetrics(generate_sequences=engine.generate_s,
+                                                             compute_score=score_s))
+        output.extra_fields.update(min_global_steps=engine.min_global_steps,
+                                   max_global_steps=engine.max_global_steps)
+        return output
 
 
 def verl_dataset_rows(problems: Sequence[Problem], split: str = "train") -> list[dict[str, Any]]:

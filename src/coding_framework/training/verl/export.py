@@ -21,7 +21,7 @@ from typing import Any
 from coding_framework.config.training import TrackingConfig
 from coding_framework.training.tracking import MLflowTracker
 
-__all__ = ["actor_dir", "merge_checkpoint", "register_export"]
+__all__ = ["actor_dir", "full_state_dict", "merge_checkpoint", "register_export", "save_full_precision"]
 
 LATEST = "latest_checkpointed_iteration.txt"  # verl's record of the newest step in default_local_dir
 _STEP = re.compile(r"global_step_(\d+)")
@@ -56,6 +56,53 @@ def merge_checkpoint(checkpoint: Path, out: Path) -> dict[str, Any]:
     step = _STEP.search(str(actor))
     return {"hf_dir": str(out.resolve()), "checkpoint": str(actor.resolve()),
             "global_step": int(step.group(1)) if step else None}
+
+
+def full_state_dict(checkpoint: Path) -> dict[str, Any]:
+    """The checkpoint's weights joined across ranks in the dtype they were trained in (the merger's own
+    mesh and placement helpers; its merge would round them to bfloat16). FSDP only, no tensor parallel."""
+    import torch
+    from torch.distributed.tensor import DTensor
+    from verl.model_merger.base_model_merger import ModelMergerConfig
+    from verl.model_merger.fsdp_model_merger import FSDPModelMerger
+
+    actor = actor_dir(checkpoint)
+    config = ModelMergerConfig(operation="merge", backend="fsdp", local_dir=str(actor), target_dir=None,
+                               hf_model_config_path=str(actor / "huggingface"))
+    merger = FSDPModelMerger(config)
+    world = merger._get_world_size()
+    mesh, names = merger._extract_device_mesh_info(merger._load_rank_zero_state_dict(world), world)
+    shards, shape = merger._calculate_shard_configuration(mesh, names)
+    if len(shape) != 1:
+        raise NotImplementedError(f"{actor}: FSDP + tensor parallel checkpoints are not supported")
+    ranks = [torch.load(actor / f"model_world_size_{world}_rank_{r}.pt", map_location="cpu",
+                        weights_only=False) for r in range(shards)]
+    state: dict[str, Any] = {}
+    for key in ranks[0]:
+        parts = [rank[key] for rank in ranks]
+        if isinstance(parts[0], DTensor):
+            placement = parts[0].placements[-1]
+            state[key] = merger._merge_by_placement([p._local_tensor for p in parts], placement)
+        else:
+            state[key] = parts[0]
+    return state
+
+
+def save_full_precision(checkpoint: Path, out: Path) -> Path:
+    """The checkpoint as a Hugging Face directory ``out`` at training precision: config and tokenizer from
+    verl's ``huggingface/`` folder, the weights from ``full_state_dict``."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    actor = actor_dir(checkpoint)
+    hf = actor / "huggingface"
+    state = full_state_dict(actor)
+    config = AutoConfig.from_pretrained(hf)
+    dtype = next(iter(state.values())).dtype
+    model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    model.load_state_dict(state, strict=True)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(hf).save_pretrained(out)
+    return out
 
 
 def register_export(merged: dict[str, Any], name: str, mlflow_uri: str | None) -> dict[str, Any]:

@@ -5,14 +5,15 @@ with verl's own code.
 registry version, downloaded; its shared LoRA adapter continues when ``policies`` matches it), writes what
 the workers read into the run directory (the parquet data of ``write_verl_dataset``, the workflow and
 reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.verl_overrides``) and the
-verl program that runs them (``overrides.verl_entry``: ``main_ppo``, or the one-step off-policy trainer).
+verl program that runs them (``overrides.verl_entry``: ``main_ppo``, which runs the V1 trainer or, on CPU,
+the legacy one).
 ``compose`` builds the config exactly as that program's main would: hydra's compose API over its config
 (``trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
 ``TaskRunner`` run before placing any worker: ``validate_config`` (batch sizes against GPUs, micro-batches,
 the actor and critic dataclasses), the typed ``RolloutConfig``, ``AlgoConfig`` and ``HFModelConfig`` (which
 loads the tokenizer), verl's ``RLHFDataset`` over our parquet (so every prompt fits ``max_prompt_length``),
-that our agent loop and the rollout engine are in verl's registries, the trainer's and rollout's GPU pools
-for the one-step trainer, and the rollout correction through verl's own code on a toy batch (verl parses
+that our agent loop and the rollout engine are in verl's registries, the V1 trainer built from the config
+(its mode's own checks), and the rollout correction through verl's own code on a toy batch (verl parses
 its thresholds only when a batch arrives). ``launch`` runs the command and streams its output.
 
 Our agent loop reaches every Ray worker through the ``verl.plugins`` entry point (verl imports each plugin
@@ -43,8 +44,10 @@ from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ADAPTERS_DIR, ResolvedModel
 from coding_framework.models.registry import run_store_uri
 from coding_framework.training.data import TrainingData, prepare_data
+from coding_framework.training.rollout import step_workflow
 from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
+from coding_framework.training.verl.cpu import ROLLOUT
 from coding_framework.training.verl.overrides import (
     MAIN_PPO,
     OffPolicy,
@@ -89,6 +92,15 @@ def plugin_installed() -> bool:
     return any(ep.value.split(":")[0] == AGENT_LOOP_MODULE for ep in points)
 
 
+def package_path() -> str:
+    """``PYTHONPATH`` for verl's processes: the folder this package is imported from, then the caller's."""
+    import coding_framework
+
+    root = str(Path(coding_framework.__file__).resolve().parents[1])
+    paths = [root, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(p for p in paths if p))
+
+
 def _write_yaml(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -111,16 +123,19 @@ def adapter_dir(model: ResolvedModel, cfg: TrainingConfig) -> Path | None:
 
 
 def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlflow_uri: str | None,
-                  sets: TrainingData) -> VerlInputs:
+                  sets: TrainingData, mlflow_run_id: str | None = None) -> VerlInputs:
     """The parquet files come from the same cleaned sets as the local trainer's (``prepare_data``), and the
     manifest with their sha256 goes beside them."""
     train, heldout = sets.train, sets.heldout
     sets.write_manifest(run_dir)
     data = run_dir / "verl_data"
-    parts = {"agents": cfg.workflow.agents, "graph": cfg.workflow.graph, "sandbox": cfg.workflow.sandbox,
+    # The Generator samples as the local trainer's rollouts do (rollout.max_new_tokens, temperature, top_p).
+    workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, cfg.rollout.temperature,
+                             cfg.rollout.top_p)
+    parts = {"agents": workflow.agents, "graph": workflow.graph, "sandbox": workflow.sandbox,
              "rewards": cfg.reward.function}
-    workflow = {key: _write_yaml(run_dir / "workflow" / f"{key}.yaml", part.model_dump(mode="json"))
-                for key, part in parts.items()}
+    files = {key: _write_yaml(run_dir / "workflow" / f"{key}.yaml", part.model_dump(mode="json"))
+             for key, part in parts.items()}
     loop_config = None
     if not plugin_installed():
         loop_config = _write_yaml(run_dir / "workflow" / "agent_loops.yaml", [
@@ -130,29 +145,41 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
         model_dir=model.model_dir.resolve(), run_dir=run_dir.resolve(),
         train_file=write_verl_dataset(train, data / "train.parquet", "train", sets.sha256).resolve(),
         val_file=write_verl_dataset(heldout, data / "val.parquet", "val", sets.sha256).resolve(),
-        workflow_files=workflow, agent_loop_config=loop_config,
+        workflow_files=files, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
-        adapter_dir=adapter_dir(model, cfg),
+        adapter_dir=adapter_dir(model, cfg), pythonpath=package_path() if cfg.device == "cpu" else None,
+        mlflow_run_id=mlflow_run_id,
     )
 
 
 def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[str] | None = None, *,
-            model: ResolvedModel | None = None, off: OffPolicy | None = None) -> VerlLaunch:
+            model: ResolvedModel | None = None, off: OffPolicy | None = None,
+            mlflow_run_id: str | None = None) -> VerlLaunch:
     """Write the run's inputs and build the command; ``extra`` are the user's overrides (they win).
     ``model``: ``cfg.model`` already resolved (else resolved here; an endpoint is a ConfigError).
-    ``off``: the staleness and correction (default: synchronous, none)."""
+    ``off``: the staleness and correction (default: synchronous, none). verl continues from the newest
+    checkpoint in the run directory (``resume_mode=auto``); ``mlflow_run_id``: the MLflow run verl logs
+    into."""
     off = off or OffPolicy()
     entry = verl_entry(off)
-    option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl)]
+    option_keys = ["actor_rollout_ref.rollout.name", *off_policy_overrides(off, verl, cfg.algo.minibatches)]
     model = model or starting_model(cfg, progress=False)
     if model.model_dir is None:
         raise ConfigError(f"model {model.spec!r}: verl trains the weights, which an endpoint does not expose")
     spec = resolve_spec(cfg)
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
-    inputs = _write_inputs(cfg, model, run_dir, None, sets)
-    args = [*entry.args, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
+    inputs = _write_inputs(cfg, model, run_dir, None, sets, mlflow_run_id)
+    # verl's @hydra.main writes its outputs/ folder into the current directory unless told: the run's own.
+    own = [*entry.args, f"hydra.run.dir={inputs.run_dir / 'hydra'}"]
+    args = [*own, *hydra_args(verl_overrides(cfg, spec, verl, inputs, off)), *(extra or [])]
     env = {"MLFLOW_TRACKING_URI": inputs.mlflow_uri, "VERL_USE_EXTERNAL_PLUGINS": "auto"}
+    if cfg.device == "cpu":
+        from coding_framework.training.verl.cpu import device_env
+
+        env.update({**device_env(), "PYTHONPATH": inputs.pythonpath or ""})
+    if mlflow_run_id:
+        env["MLFLOW_RUN_ID"] = mlflow_run_id
     return VerlLaunch(
         args=args, command=[sys.executable, "-m", entry.module, *args], env=env, inputs=inputs,
         registration="agent_loop_config_path" if inputs.agent_loop_config else "entry_point",
@@ -172,9 +199,6 @@ def compose(args: list[str], entry: VerlEntry = MAIN_PPO) -> Any:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         config = hydra_compose(config_name=entry.config_name, overrides=args)
-    if entry.standalone_rollout:
-        config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
-        config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
     return config
 
 
@@ -220,17 +244,24 @@ def _check_rollout_correction(config: Any) -> None:
     compute_rollout_correction_and_add_to_batch(batch, correction)
 
 
-def _check_pools(config: Any, entry: VerlEntry) -> None:
-    """The trainer's and the standalone rollout's GPU pools, as the one-step trainer's TaskRunner builds
-    them."""
-    if not entry.standalone_rollout:
-        return
+def _check_v1_trainer(config: Any) -> list[str]:
+    """The V1 trainer built from the config as its ``TaskRunnerV1`` builds it (``get_trainer_cls(mode)``;
+    its constructor runs the mode's own checks and builds the replay buffer that bounds staleness), without
+    placing anything; returns the checks left to the run where TransferQueue, which V1 imports, is missing."""
+    if not config.trainer.get("use_v1", False):
+        return []
+    if importlib.util.find_spec("transfer_queue") is None:
+        return ["verl's V1 trainer built from this config (transferqueue is not installed here: "
+                "pip install 'coding-framework[verl-v1]')"]
+    from omegaconf import OmegaConf
+
     with warnings.catch_warnings():  # verl's engine registry warns about each engine package it lacks
         warnings.simplefilter("ignore", UserWarning)
-        from verl.experimental.separation.utils import create_resource_pool_manager
-    from verl.trainer.ppo.utils import Role
+        from verl.trainer.ppo.v1 import get_trainer_cls
 
-    create_resource_pool_manager(config, [Role.Actor, Role.Rollout])
+    copy: Any = OmegaConf.create(OmegaConf.to_container(config))  # the trainer keeps and may amend it
+    get_trainer_cls(config.trainer.v1.trainer_mode)(copy)
+    return []
 
 
 def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
@@ -238,16 +269,16 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
     name = rollout.name
     checks = []
     package = _ENGINE_PACKAGES.get(name, name)
-    if importlib.util.find_spec(package) is None:
+    if name != ROLLOUT and importlib.util.find_spec(package) is None:
         checks.append(f"the {name} rollout: verl's {name} replica starts, takes these rollout settings "
                       "and returns the per-token logprobs the agent loop records "
                       f"({package} is not installed here)")
     if name != "vllm" and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
         checks.append(f"the LoRA rank against {name}'s limits (verl checks LoRA ranks against vLLM only)")
-    if entry.standalone_rollout:
-        checks.append(f"verl's one-step off-policy trainer on {config.trainer.n_gpus_per_node} trainer and "
-                      f"{config.rollout.n_gpus_per_node} rollout GPUs per node, and its weight sync to the "
-                      f"rollout ({rollout.checkpoint_engine.backend})")
+    if config.trainer.get("use_v1", False) and config.trainer.v1.trainer_mode != "sync":
+        checks.append(f"verl's V1 {config.trainer.v1.trainer_mode} trainer on "
+                      f"{config.trainer.n_gpus_per_node} trainer and {rollout.n_gpus_per_node} rollout GPUs "
+                      f"per node, and its weight sync to the rollout ({rollout.checkpoint_engine.backend})")
     correction = config.algorithm.get("rollout_correction")
     if correction is not None and (correction.rollout_is or correction.rollout_rs):
         checks.append("algorithm.rollout_correction on the engines' real logprobs (the rollout_corr/* "
@@ -256,13 +287,12 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
 
 
 def check_rollout_settings(config: Any, entry: VerlEntry = MAIN_PPO) -> list[str]:
-    """verl's checks of the rollout engine, the rollout correction and (one-step trainer) the GPU pools;
-    returns what only a GPU run can check: the engine where it is not installed here, the one-step
-    trainer's placement and weight sync, and the correction on real logprobs."""
+    """verl's checks of the rollout engine, the rollout correction and the V1 trainer; returns what only a
+    GPU run can check: the engine where it is not installed here, the async trainer's placement and weight
+    sync, the correction on real logprobs (and the V1 trainer where TransferQueue is missing)."""
     _check_rollout_engine(config)
     _check_rollout_correction(config)
-    _check_pools(config, entry)
-    return _gpu_only_checks(config, entry)
+    return [*_check_v1_trainer(config), *_gpu_only_checks(config, entry)]
 
 
 def _deferred_lora_check(config: Any) -> tuple[Any, list[str]]:
@@ -313,15 +343,16 @@ def validate(config: Any, entry: VerlEntry = MAIN_PPO, keys: list[str] | None = 
         raise ValueError(f"{len(train)} training prompts fit data.max_prompt_length, fewer than "
                          f"data.train_batch_size={config.data.train_batch_size}")
     gpus = config.trainer.nnodes * config.trainer.n_gpus_per_node
-    if entry.standalone_rollout:
-        gpus += config.rollout.nnodes * config.rollout.n_gpus_per_node
+    if not config.actor_rollout_ref.get("hybrid_engine", True):  # the async rollout's GPUs of its own
+        gpus += config.actor_rollout_ref.rollout.nnodes * config.actor_rollout_ref.rollout.n_gpus_per_node
     return {"train_prompts": len(train), "val_prompts": len(val), "reference_policy": use_ref,
             "critic": use_critic, "gpus": gpus,
             "deferred_checks": deferred, "gpu_only_checks": gpu_only,
             "verl_keys": {key: OmegaConf.select(config, key.lstrip("+")) for key in keys or []}}
 
 
-def launch(run: VerlLaunch) -> int:
-    """Run verl's trainer with its output streaming through; returns its exit code."""
+def launch(run: VerlLaunch, stdout: Any = None) -> int:
+    """Run verl's trainer with its output streaming through (``stdout``: where its stdout goes, e.g.
+    ``sys.stderr`` so that the caller's stdout stays its own); returns its exit code."""
     env = {**os.environ, **run.env}
-    return subprocess.run(run.command, env=env, check=False).returncode
+    return subprocess.run(run.command, env=env, check=False, stdout=stdout).returncode

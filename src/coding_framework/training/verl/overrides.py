@@ -1,12 +1,12 @@
 """Our ``TrainingConfig`` and ``VerlConfig`` as verl's hydra overrides (``key=value`` for ``main_ppo``).
 
 Pure mapping, no I/O: each function returns the verl keys of one concern, ``verl_overrides`` joins them,
-``hydra_args`` renders them. A setting verl cannot express is either an error (when picking a substitute
-would change the numerics silently: a `linear` schedule, no gradient clipping, per-role adapters, the
-Reviewer's warm start, a staleness bound above 1) or listed by
-``not_applied`` (features verl's legacy trainer does not have, e.g. DAPO's group filtering, which only
-its v1 trainer implements). ``verl_entry`` picks the verl program that runs them: ``main_ppo``, or
-verl's one-step off-policy trainer for ``max_staleness`` 1.
+``hydra_args`` renders them. On GPUs the run is verl's V1 trainer (``trainer.use_v1``: ``sync`` for
+``max_staleness`` 0, ``separate_async`` bounded to K + 1 model versions above); on CPU (``device: cpu``,
+``_cpu``) the legacy synchronous one. Every ``TrainingConfig`` field is in ``MAPPED`` or ``NOT_APPLIED``; a
+setting verl cannot express is an error where a substitute would change the numerics silently (a
+`linear` schedule, no gradient clipping, per-role adapters, the Reviewer's warm start, a not-applied field
+set away from its default that changes what is learned), a warning otherwise (``not_applied``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from coding_framework.config.verl import FSDPSection, VerlConfig
 from coding_framework.training.algorithms import AlgorithmSpec
 
 __all__ = [
-    "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "ONE_STEP_OFF_POLICY", "OffPolicy", "VerlEntry", "VerlInputs",
-    "VerlMappingError", "hydra_args", "not_applied", "off_policy", "off_policy_overrides", "verl_entry",
-    "verl_overrides",
+    "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "V1_MODES", "OffPolicy", "VerlEntry", "VerlInputs",
+    "VerlMappingError", "hydra_args", "not_applied", "off_policy", "off_policy_overrides", "uses_v1",
+    "verl_entry", "verl_overrides",
 ]
 
 Overrides = dict[str, Any]
@@ -52,6 +52,8 @@ class VerlInputs:
     agent_loop_config: Path | None
     mlflow_uri: str
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
+    pythonpath: str | None = None  # where Ray's workers import this package from (the CPU path sets it)
+    mlflow_run_id: str | None = None  # verl's trainer logs into this MLflow run (else a new one)
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,7 @@ class VerlEntry:
 
 
 MAIN_PPO = VerlEntry("verl.trainer.main_ppo", "verl.trainer", "ppo_trainer")
-# The shipped config finds `ppo_trainer` through `file://verl/trainer/config`, a path relative to verl's
-# source checkout; from an installed verl only the package search path resolves it.
-ONE_STEP_OFF_POLICY = VerlEntry(
-    "verl.experimental.one_step_off_policy.main_ppo", "verl.experimental.one_step_off_policy",
-    "one_step_off_ppo_trainer", ("hydra.searchpath=[pkg://verl.trainer.config]",), standalone_rollout=True)
+V1_MODES = ("sync", "separate_async")  # verl's V1 trainer modes we map K to (colocate_async: an override)
 
 
 @dataclass(frozen=True)
@@ -82,6 +80,7 @@ class OffPolicy:
     correction: str = "none"
     tis_cap: float = 2.0
     mis_bounds: tuple[float, float] = (0.5, 2.0)
+    v1: bool = True  # verl's V1 trainer (trainer.use_v1); the CPU path runs the legacy one (see `uses_v1`)
 
     def __post_init__(self) -> None:
         if self.max_staleness < 0:
@@ -98,42 +97,60 @@ def off_policy(cfg: TrainingConfig, max_staleness: int | None = None,
     return OffPolicy(
         max_staleness=rollout.max_staleness if max_staleness is None else max_staleness,
         correction=algo.off_policy_correction if correction is None else correction,
-        tis_cap=algo.tis_cap, mis_bounds=(algo.mis_bounds[0], algo.mis_bounds[1]),
+        tis_cap=algo.tis_cap, mis_bounds=(algo.mis_bounds[0], algo.mis_bounds[1]), v1=uses_v1(cfg),
     )
 
 
+def uses_v1(cfg: TrainingConfig) -> bool:
+    """verl's V1 trainer on GPUs; on CPU the legacy one (``main_ppo_v0``): V1 hands every batch through
+    TransferQueue and drives its rollout through ``AgentLoopManagerTQ``, neither of which the token-server
+    rollout and its audit are built on (docs/scale_out.md, "The V1 trainer")."""
+    return cfg.device != "cpu"
+
+
 def verl_entry(off: OffPolicy) -> VerlEntry:
-    """``main_ppo`` for synchronous training, verl's one-step off-policy trainer for ``max_staleness`` 1."""
-    return ONE_STEP_OFF_POLICY if off.max_staleness == 1 else MAIN_PPO
+    """The program that runs every mapping: ``main_ppo`` (which runs the V1 trainer or the legacy one)."""
+    del off
+    return MAIN_PPO
 
 
-def _staleness(off: OffPolicy, verl: VerlConfig) -> Overrides:
-    """K = 1 is verl's one-step off-policy trainer: each step trains on rollouts that the weights one update
-    old generated while the previous step trained, on GPUs of their own (half of each node's; the trainer
-    keeps the rest)."""
+def _staleness(off: OffPolicy, verl: VerlConfig, minibatches: int = 1) -> Overrides:
+    """K as verl's V1 trainer: a trajectory may span at most K + 1 model versions
+    (``trainer.v1.sampler.max_off_policy_threshold``, strategy ``wait``: sampling waits rather than drop a
+    stale prompt, so every prompt drawn is trained on, as in our trainer). K = 0 is the ``sync`` mode; K >= 1
+    is ``separate_async``: the rollout runs on GPUs of its own (half of each node's), K batches ahead
+    (``num_warmup_batches``), weights pushed over NCCL after each of the ``minibatches`` updates of a step
+    (``parameter_sync_step``). The legacy trainer (the CPU path) trains synchronously only."""
+    if not off.v1:
+        if off.max_staleness:
+            raise VerlMappingError(f"max_staleness {off.max_staleness}: the CPU path runs verl's legacy "
+                                   "synchronous trainer (see docs/scale_out.md, 'The V1 trainer'); use "
+                                   "--max-staleness 0, or `coding-framework train`")
+        return {"trainer.use_v1": False}
+    sampler = "trainer.v1.sampler"
+    out: Overrides = {"trainer.use_v1": True, f"{sampler}.max_off_policy_threshold": off.max_staleness + 1,
+                      f"{sampler}.max_off_policy_strategy": "wait"}
     if off.max_staleness == 0:
-        return {}
-    if off.max_staleness > 1:
-        raise VerlMappingError(
-            f"max_staleness {off.max_staleness}: verl 0.9.1 bounds staleness in policy versions only in its "
-            "one-step off-policy mode (K=1); its fully-async mode bounds it in samples "
-            "(async_training.staleness_threshold) with partial rollouts spanning weight versions, which is "
-            "not K; use --max-staleness 1, or `coding-framework train`")
+        return {**out, "trainer.v1.trainer_mode": "sync"}
     gpus = verl.cluster.gpus_per_node
     rollout_gpus = gpus // 2
     if rollout_gpus < 1 or rollout_gpus % verl.rollout.tensor_parallel_size:
         raise VerlMappingError(
-            f"max_staleness 1 runs verl's one-step off-policy trainer, whose rollout takes GPUs of its own "
-            f"(half of cluster.gpus_per_node={gpus}): that half must be a multiple of "
+            f"max_staleness {off.max_staleness} runs verl's separate_async trainer, whose rollout takes GPUs "
+            f"of its own (half of cluster.gpus_per_node={gpus}): that half must be a multiple of "
             f"rollout.tensor_parallel_size={verl.rollout.tensor_parallel_size} and at least 1")
+    mode = "trainer.v1.separate_async"
     return {
+        **out, "trainer.v1.trainer_mode": "separate_async",
+        f"{mode}.num_warmup_batches": off.max_staleness,
+        f"{mode}.parameter_sync_step": minibatches,
         "actor_rollout_ref.hybrid_engine": False,
-        "rollout.nnodes": verl.cluster.nnodes,
-        "rollout.n_gpus_per_node": rollout_gpus,
+        "actor_rollout_ref.rollout.nnodes": verl.cluster.nnodes,
+        "actor_rollout_ref.rollout.n_gpus_per_node": rollout_gpus,
         "trainer.n_gpus_per_node": gpus - rollout_gpus,
-        # The one-step config defaults to bypass mode, which swaps the algorithm's policy loss for PPO-clip
-        # against the rollout's logprobs and ignores IS weights; decoupled mode keeps ours and recomputes
-        # the behaviour policy's logprobs, which the correction needs.
+        "actor_rollout_ref.rollout.checkpoint_engine.backend": "nccl",
+        # Bypass mode would swap the algorithm's policy loss for PPO-clip against the rollout's logprobs and
+        # ignore IS weights; decoupled mode keeps ours and recomputes the behaviour policy's logprobs.
         f"{_CORRECTION}.bypass_mode": False,
     }
 
@@ -153,9 +170,9 @@ def _correction(off: OffPolicy) -> Overrides:
     return {}
 
 
-def off_policy_overrides(off: OffPolicy, verl: VerlConfig) -> Overrides:
-    """The verl keys ``max_staleness`` and the correction set (none for K = 0 without a correction)."""
-    return {**_staleness(off, verl), **_correction(off)}
+def off_policy_overrides(off: OffPolicy, verl: VerlConfig, minibatches: int = 1) -> Overrides:
+    """The verl keys the trainer (V1 or legacy), ``max_staleness`` and the correction set."""
+    return {**_staleness(off, verl, minibatches), **_correction(off)}
 
 
 def _algorithm(spec: AlgorithmSpec) -> Overrides:
@@ -299,6 +316,9 @@ def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         "data.max_prompt_length": verl.rollout.prompt_length,
         "data.max_response_length": verl.rollout.response_length,
         "data.filter_overlong_prompts": True,
+        # CodingAgentLoop returns each episode's reward (verl then calls no reward function): one reward
+        # worker, idle, instead of verl's default 8 processes.
+        "reward.num_workers": 1,
     }
     if inputs.agent_loop_config is not None:
         out[f"{rollout}.agent.agent_loop_config_path"] = str(inputs.agent_loop_config)
@@ -317,13 +337,16 @@ def _data_and_model(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
     # CodingAgentLoop reads these on every worker; the reward it returns is verl's `reward_score`.
     for key, path in inputs.workflow_files.items():
         out[f"+coding_framework.{key}"] = str(path)
+    if len(cfg.rollout.trained_roles) > 1:
+        raise VerlMappingError(f"rollout.trained_roles {cfg.rollout.trained_roles}: verl trains one role's "
+                               "rows with one policy; train one role, or use `coding-framework train`")
     out["+coding_framework.trained_role"] = cfg.rollout.trained_roles[0]
+    out["+coding_framework.round_penalty"] = cfg.reward.round_penalty
     return out
 
 
 def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
     out: Overrides = {
-        "trainer.use_v1": False,
         "trainer.nnodes": verl.cluster.nnodes,
         "trainer.n_gpus_per_node": verl.cluster.gpus_per_node,
         "trainer.total_training_steps": cfg.steps,
@@ -331,6 +354,8 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         "trainer.max_actor_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.max_critic_ckpt_to_keep": cfg.checkpoint.keep_last,
         "trainer.default_local_dir": str(inputs.run_dir / "checkpoints"),
+        # Always auto: a run directory that holds checkpoints without --resume is refused before verl starts
+        # (run.run_verl), and a resumed run's MLflow params must equal the first attempt's.
         "trainer.resume_mode": "auto",
         "trainer.test_freq": cfg.eval.every if cfg.eval.every > 0 else -1,
         "trainer.val_before_train": cfg.eval.baseline,
@@ -343,7 +368,61 @@ def _trainer(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         out["+ray_kwargs.ray_init.address"] = verl.cluster.ray_address
     if "mlflow" in verl.logger:
         out["+ray_kwargs.ray_init.runtime_env.env_vars.MLFLOW_TRACKING_URI"] = inputs.mlflow_uri
+        if inputs.mlflow_run_id:
+            out["+ray_kwargs.ray_init.runtime_env.env_vars.MLFLOW_RUN_ID"] = inputs.mlflow_run_id
     return out
+
+
+AUDIT_FILE = "audit.jsonl"  # the CPU path's per-step audit counts, in the run directory
+CPU_AGENT_LOOP_MANAGER = "coding_framework.training.verl.cpu_rollout.AuditingAgentLoopManager"
+
+
+def _cpu(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overrides:
+    """The device settings of ``device: cpu`` (``training.verl.cpu``): verl's workers on the ``cpu``
+    platform with gloo, one pretend Ray GPU per FSDP worker, no ``torch.compile`` (it made the first step
+    about 100x slower), sdpa attention (flash-attention is CUDA-only) without remove-padding (its varlen
+    kernels are flash-attention's), and the token-server rollout, whose batches are audited through the
+    weights that generated them. Everything else is the GPU mapping's."""
+    if cfg.device != "cpu":
+        return {}
+    from coding_framework.training.verl.cpu import ROLLOUT, device_env
+
+    if verl.fsdp.param_offload or verl.fsdp.optimizer_offload:
+        raise VerlMappingError("fsdp.param_offload / optimizer_offload offload to the CPU, where a CPU run "
+                               "already is (FSDP2's offload policy needs an accelerator): set both false")
+
+    workers = verl.cluster.nnodes * verl.cluster.gpus_per_node
+    env = {**device_env(), **({"PYTHONPATH": inputs.pythonpath} if inputs.pythonpath else {})}
+    out: Overrides = {
+        "trainer.device": "cpu",
+        "actor_rollout_ref.rollout.name": ROLLOUT,
+        "+actor_rollout_ref.rollout.agent.agent_loop_manager_class": CPU_AGENT_LOOP_MANAGER,
+        "actor_rollout_ref.model.use_remove_padding": False,
+        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "+coding_framework.audit_file": str(inputs.run_dir / AUDIT_FILE),
+        "+coding_framework.audit_tolerance": cfg.audit_tolerance,
+        "+ray_kwargs.ray_init.num_gpus": workers,
+        "+ray_kwargs.ray_init.num_cpus": workers + verl.rollout.agent_workers + 1,  # Ray prestarts as many
+        "data.dataloader_num_workers": 0,
+        "actor_rollout_ref.ref.fsdp_config.param_offload": False,  # the GPU mapping's offload to the CPU
+        "+ray_kwargs.ray_init.include_dashboard": False,
+    }
+    for role in ("actor_rollout_ref.actor", "actor_rollout_ref.ref"):
+        out[f"{role}.use_torch_compile"] = False
+        out[f"{role}.fsdp_config.use_torch_compile"] = False
+    out["critic.fsdp.use_torch_compile"] = False
+    out["+critic.model.override_config.attn_implementation"] = "sdpa"
+    out["critic.model.use_remove_padding"] = False
+    out.update({f"+ray_kwargs.ray_init.runtime_env.env_vars.{k}": v for k, v in env.items()})
+    return out
+
+
+def _group_filtering(spec: AlgorithmSpec, off: OffPolicy) -> Overrides:
+    """DAPO's dynamic sampling as the V1 trainer's group filtering: groups whose rewards are all equal are
+    evicted and replaced (``algorithm.filter_groups``, metric ``reward``: the agent loop's reward)."""
+    if not (spec.dynamic_sampling and off.v1):
+        return {}
+    return {"algorithm.filter_groups.enable": True, "algorithm.filter_groups.metric": "reward"}
 
 
 def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, inputs: VerlInputs,
@@ -358,25 +437,130 @@ def verl_overrides(cfg: TrainingConfig, spec: AlgorithmSpec, verl: VerlConfig, i
         **_optim(cfg),
         **_fsdp(verl.fsdp, cfg.rollout.problems_per_step, cfg.algo.minibatches),
         **_trainer(cfg, verl, inputs),
-        **off_policy_overrides(off or OffPolicy(), verl),
+        **off_policy_overrides(off or OffPolicy(v1=uses_v1(cfg)), verl, cfg.algo.minibatches),
+        **_group_filtering(spec, off or OffPolicy(v1=uses_v1(cfg))),
+        **_cpu(cfg, verl, inputs),
     }
+
+
+# Every TrainingConfig field, by dotted path (a section's path covers each field under it), is either applied
+# (MAPPED: where) or listed in NOT_APPLIED; tests/training/verl/test_field_coverage.py enumerates the config
+# and fails on a field in neither.
+MAPPED: dict[str, str] = {
+    "algorithm": "algorithm.adv_estimator, the actor's policy loss, clipping, aggregation (_algorithm)",
+    "algo.overrides": "the same keys, from the overridden AlgorithmSpec",
+    "seed": "data.seed; the before/after evaluation's seed",
+    "steps": "trainer.total_training_steps",
+    "device": "cpu: the CPU device settings (_cpu); auto/cuda: verl's GPU defaults",
+    "model": "actor_rollout_ref.model.path (and critic.model.path)",
+    "embedded": "builds the embedded starting model, whose directory is the model path",
+    "workflow": "the agents/graph/sandbox YAMLs CodingAgentLoop loads (+coding_framework.*)",
+    "data": "the parquet train/val files (data.train_files, data.val_files) from prepare_data",
+    "rollout.problems_per_step": "data.train_batch_size",
+    "rollout.group_size": "actor_rollout_ref.rollout.n",
+    "rollout.max_new_tokens": "the Generator's max_new_tokens in the agents YAML",
+    "rollout.temperature": "actor_rollout_ref.rollout.temperature",
+    "rollout.top_p": "actor_rollout_ref.rollout.top_p",
+    "rollout.trained_roles": "+coding_framework.trained_role (one role; more are refused)",
+    "rollout.max_staleness": "trainer.v1.trainer_mode and sampler.max_off_policy_threshold (_staleness)",
+    "reward.function": "the rewards YAML CodingAgentLoop scores with",
+    "reward.round_penalty": "+coding_framework.round_penalty (the agent loop's reward)",
+    "optim.lr": "actor.optim.lr", "optim.critic_lr": "critic.optim.lr",
+    "optim.weight_decay": "*.optim.weight_decay", "optim.betas": "*.optim.betas",
+    "optim.eps": "actor.optim.override_optimizer_config.eps", "optim.warmup_steps": "*.optim.lr_warmup_steps",
+    "optim.schedule": "*.optim.lr_scheduler_type (linear is refused)",
+    "optim.min_lr_ratio": "*.optim.min_lr_ratio",
+    "optim.grad_clip": "*.optim.clip_grad (null is refused)",
+    "algo.epochs": "*.ppo_epochs", "algo.minibatches": "*.ppo_mini_batch_size",
+    "algo.entropy_coef": "actor.entropy_coeff",
+    "algo.off_policy_correction": "algorithm.rollout_correction", "algo.tis_cap": "rollout_is_threshold",
+    "algo.mis_bounds": "rollout_rs_threshold",
+    "kl.mode": "actor.use_kl_loss / algorithm.use_kl_in_reward", "kl.estimator": "kl_loss_type, kl_penalty",
+    "kl.coef": "kl_loss_coef, kl_ctrl.kl_coef", "kl.controller": "algorithm.kl_ctrl.type",
+    "kl.target_kl": "algorithm.kl_ctrl.target_kl", "kl.horizon": "algorithm.kl_ctrl.horizon",
+    "checkpoint.every": "trainer.save_freq", "checkpoint.keep_last": "trainer.max_*_ckpt_to_keep",
+    "tracking.mlflow_uri": "the run's MLflow store (verl logs into the run's MLflow run)",
+    "tracking.experiment": "trainer.project_name; the MLflow experiment",
+    "tracking.registered_model": "the registered name of the final model (run_verl)",
+    "tracking.wandb_project": "run_verl's trackers",
+    "eval.every": "trainer.test_freq", "eval.baseline": "trainer.val_before_train",
+    "eval.max_rounds": "the before/after held-out evaluation (run_verl)",
+    "eval.temperature": "the before/after held-out evaluation", "eval.samples": "the same",
+    "eval.max_new_tokens": "the same",
+    "eval.benchmarks": "the before/after slices (run_verl), gated ones too",
+    "gate": "the regression gate on the before/after evaluation (run_verl, gate.gate_verdict)",
+    "audit.tolerance": "+coding_framework.audit_tolerance (the CPU rollout's audit)",
+    "policies": "actor_rollout_ref.model.lora_* (_policies; per_role_lora is refused)",
+    "reviewer_warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
+}
+
+
+@dataclass(frozen=True)
+class NotApplied:
+    """A field verl's trainer does not apply: ``why``, and whether a value away from its default changes what
+    is learned (then it is refused; else the run warns about it)."""
+
+    why: str
+    changes_learning: bool
+
+
+NOT_APPLIED: dict[str, NotApplied] = {
+    "threads": NotApplied("Ray sets each worker's threads", False),
+    "rollout.temperature_end": NotApplied("verl samples at one temperature throughout", True),
+    "rollout.max_batch_size": NotApplied("the rollout engine batches itself", False),
+    "rollout.engine": NotApplied("verl's rollout is VerlConfig.rollout.name (token_server on CPU)", False),
+    "rollout.engine_url": NotApplied("verl starts its own rollout replicas", False),
+    "rollout.vllm": NotApplied("verl starts its own rollout replicas (VerlConfig.rollout)", False),
+    "rollout.mask_overlong": NotApplied("the agent loop returns every response unmasked", True),
+    "rollout.overlong_buffer": NotApplied("no soft overlong penalty in the agent loop's reward", True),
+    "rollout.overlong_penalty": NotApplied("no soft overlong penalty in the agent loop's reward", True),
+    "rollout.refill_zero_variance": NotApplied("verl trains on the batch as generated", True),
+    "rollout.max_refill_rounds": NotApplied("verl trains on the batch as generated", False),
+    "reward.normalize": NotApplied("verl's estimator normalizes; no batch/running reward norm", True),
+    "reward.clip": NotApplied("the agent loop's reward is not clipped", True),
+    "reward.review": NotApplied("verl trains one role; the Reviewer's credit is not assigned", True),
+    "optim.micro_batch_size": NotApplied("VerlConfig.fsdp.micro_batch_size_per_gpu (same gradient)", False),
+    "optim.precision": NotApplied("VerlConfig.fsdp.mixed_precision decides", True),
+    "optim.gradient_checkpointing": NotApplied("VerlConfig.fsdp.gradient_checkpointing decides", False),
+    "algo.value_coef": NotApplied("verl's critic has its own optimizer and loss", True),
+    "kl.stop_kl": NotApplied("a guard: verl trains every step (the KL is logged as actor/kl_loss)", False),
+    "kl.stop_patience": NotApplied("a guard: verl trains every step", False),
+    "curriculum": NotApplied("verl samples the training set uniformly (data.shuffle)", True),
+    "tracking.log_checkpoints": NotApplied("verl's checkpoints stay in <run-dir>/checkpoints", False),
+    "audit.every": NotApplied("the CPU rollout audits every training batch", False),
+    "audit.rows": NotApplied("the CPU rollout audits every row", False),
+}
+
+
+def _section(path: str, table: Mapping[str, Any]) -> str | None:
+    """The entry of ``table`` that covers ``path`` (itself or a section above it)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in table:
+            return ".".join(parts[:i])
+    return None
+
+
+def _value_at(cfg: Any, path: str) -> Any:
+    for part in path.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
 
 
 def not_applied(cfg: TrainingConfig, spec: AlgorithmSpec) -> list[str]:
-    """Settings of this run that differ from their defaults and that verl's legacy trainer does not apply."""
+    """The NOT_APPLIED fields this run sets away from their defaults (warnings), plus DAPO's group
+    filtering, which only verl's V1 trainer has. A set field that changes what is learned is refused."""
     default = TrainingConfig()
-    checks = {
-        "reward.round_penalty": (cfg.reward.round_penalty, default.reward.round_penalty),
-        "reward.normalize": (cfg.reward.normalize, default.reward.normalize),
-        "reward.clip": (cfg.reward.clip, default.reward.clip),
-        "rollout.temperature_end": (cfg.rollout.temperature_end, default.rollout.temperature_end),
-        "curriculum.enabled": (cfg.curriculum.enabled, default.curriculum.enabled),
-        "kl.stop_kl": (cfg.kl.stop_kl, default.kl.stop_kl),
-        "algo.value_coef": (cfg.algo.value_coef, default.algo.value_coef),
-        "dynamic_sampling (DAPO group filtering: verl v1 trainer only)": (spec.dynamic_sampling, False),
-        "rollout.trained_roles beyond the first": (len(cfg.rollout.trained_roles) > 1, False),
-    }
-    return [name for name, (value, base) in checks.items() if value != base]
+    changed = [p for p in NOT_APPLIED if _value_at(cfg, p) != _value_at(default, p)]
+    refused = [p for p in changed if NOT_APPLIED[p].changes_learning]
+    if refused:
+        raise VerlMappingError("; ".join(f"{p}: {NOT_APPLIED[p].why}" for p in refused) +
+                               " (verl's trainer would ignore it and learn something else): set it back to "
+                               "its default, or train with `coding-framework train`")
+    out = [p for p in changed if p not in refused]
+    if spec.dynamic_sampling and not uses_v1(cfg):
+        out.append("dynamic_sampling (DAPO group filtering: verl v1 trainer only)")
+    return out
 
 
 def _value(value: Any) -> str:
@@ -389,9 +573,20 @@ def _value(value: Any) -> str:
     if isinstance(value, Mapping):
         return "{" + ",".join(f"{k}:{_value(v)}" for k, v in value.items()) + "}"
     text = str(value)
-    if isinstance(value, int | float) or _PLAIN.match(text):
+    if isinstance(value, int | float) or (_PLAIN.match(text) and not _typed(text)):
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _typed(text: str) -> bool:
+    """Whether hydra would read the plain string ``text`` as a number, bool or null (so it needs quotes)."""
+    if text.lower() in ("true", "false", "null", "none", "nan", "inf", "-inf"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def hydra_args(overrides: Mapping[str, Any]) -> list[str]:

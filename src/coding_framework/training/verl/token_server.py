@@ -86,6 +86,7 @@ class TokenServer:
             self.engine.role_models = dict(role_models)
         self.calls = 0
         self.generated_tokens = 0
+        self.global_steps = INITIAL_STEP
 
     async def generate(self, prompt_ids: Sequence[int], sampling_params: dict[str, Any], request_id: str,
                        image_data: Any = None, video_data: Any = None, role: str | None = None,
@@ -100,10 +101,49 @@ class TokenServer:
         self.generated_tokens += len(gen.token_ids)
         return TokenOutput(token_ids=list(gen.token_ids),
                            log_probs=list(gen.logprobs) if sampling_params.get("logprobs") else None,
-                           stop_reason="completed", extra_fields={"global_steps": INITIAL_STEP})
+                           stop_reason="completed", extra_fields={"global_steps": self.global_steps})
 
     def stats(self) -> dict[str, int]:
         return {"calls": self.calls, "generated_tokens": self.generated_tokens}
+
+    # -- as verl's rollout replica in a training run (``cpu_rollout``) --------------------------------------
+
+    def load_weights(self, state: Mapping[str, Any], global_steps: int | None = None) -> None:
+        """The trainer's weights after step ``global_steps`` (every parameter, Hugging Face names); the
+        generations that follow report that step."""
+        step = INITIAL_STEP if global_steps is None else int(global_steps)
+        self.engine.update_weights(state, str(step))  # type: ignore[attr-defined]  # local engine only
+        self.global_steps = step
+
+    def audit(self, batch: Any, tolerance: float) -> tuple[str, int, int]:
+        """``audit.drift`` of verl's batch through the weights that generated it (this server's): the
+        audit's first line, the offending tokens and the generated tokens checked."""
+        from coding_framework.training.verl.audit import drift
+
+        report, offending = drift(batch, self.engine.model, self.engine.tokenizer, tolerance,  # type: ignore[attr-defined]
+                                  self.engine.adapters)  # type: ignore[attr-defined]
+        return report.summary().splitlines()[0], offending, int(report.checked_tokens)
+
+    async def sleep(self) -> None:
+        return None
+
+    async def wake_up(self) -> None:
+        return None
+
+    async def abort_all_requests(self, reject_request: bool = False) -> None:
+        return None
+
+    async def resume_generation(self) -> None:
+        return None
+
+    async def clear_kv_cache(self) -> None:
+        return None
+
+    async def release_kv_cache(self) -> None:
+        return None
+
+    async def resume_kv_cache(self) -> None:
+        return None
 
 
 def start_token_servers(config: LLMConfig, count: int,
