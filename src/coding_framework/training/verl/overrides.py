@@ -510,6 +510,7 @@ NOT_APPLIED: dict[str, NotApplied] = {
     "rollout.max_batch_size": NotApplied("the rollout engine batches itself", False),
     "rollout.engine": NotApplied("verl's rollout is VerlConfig.rollout.name (token_server on CPU)", False),
     "rollout.engine_url": NotApplied("verl starts its own rollout replicas", False),
+    "eval.engine": NotApplied("the before/after evaluations run on the exported model (run_verl)", False),
     "rollout.vllm": NotApplied("verl starts its own rollout replicas (VerlConfig.rollout)", False),
     "rollout.mask_overlong": NotApplied("the agent loop returns every response unmasked", True),
     "rollout.overlong_buffer": NotApplied("no soft overlong penalty in the agent loop's reward", True),
