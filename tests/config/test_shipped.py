@@ -49,6 +49,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
+    "verl_cpu": TrainingConfig,
+    "verl_fsdp_cpu": VerlConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
 STATE_THE_DEFAULTS = [
