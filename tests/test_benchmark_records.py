@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.evaluation.machine import HISTORY_KEY, RECORD_KEYS, LoadMonitor, missing_record, write_result
+from coding_framework.evaluation.machine import (
+    HISTORY_KEY,
+    RECORD_KEYS,
+    LoadMonitor,
+    missing_record,
+    write_result,
+)
 from coding_framework.models.checksums import weights_checksum
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -170,7 +176,7 @@ def test_a_figure_measured_elsewhere_records_that_machine(tmp_path: Path) -> Non
     record = json.loads(write_result(tmp_path / "r.json", {"x": 1}, measured_on=gpu).read_text())
     assert record["measured_on"] == gpu and record["command"] != gpu["command"]
     with pytest.raises(ValueError, match="driver"):
-        write_result(tmp_path / "r.json", {"x": 1}, measured_on={k: v for k, v in gpu.items() if k != "driver"})
+        write_result(tmp_path / "r.json", {"x": 1}, measured_on={k: gpu[k] for k in gpu if k != "driver"})
     with pytest.raises(ValueError, match="measured_on"):
         write_result(tmp_path / "r.json", {"measured_on": gpu}, measured_on=gpu)
 

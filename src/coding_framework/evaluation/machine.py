@@ -30,8 +30,9 @@ from typing import Any
 from coding_framework.models.checksums import weights_checksum
 
 __all__ = [
-    "ARITHMETIC_ENV", "HISTORY_KEY", "MEASURED_ON_KEYS", "PACKAGES", "RECORD_KEYS", "LoadMonitor", "arithmetic",
-    "command_line", "cpu_name", "missing_record", "model_sha256", "package_versions", "run_record", "write_result",
+    "ARITHMETIC_ENV", "HISTORY_KEY", "MEASURED_ON_KEYS", "PACKAGES", "RECORD_KEYS", "LoadMonitor",
+    "arithmetic", "command_line", "cpu_name", "missing_record", "model_sha256", "package_versions",
+    "run_record", "write_result",
 ]
 
 PACKAGES = (
@@ -160,11 +161,11 @@ def write_result(
     record = run_record(load, model_dir, extra_packages)
     if measured_on is not None:
         if lacking := [key for key in MEASURED_ON_KEYS if key not in measured_on]:
-            raise ValueError(f"measured_on lacks {lacking}: record the measuring machine's {MEASURED_ON_KEYS}")
+            raise ValueError(f"measured_on lacks {lacking}: give the measuring machine's {MEASURED_ON_KEYS}")
         record["measured_on"] = measured_on
     if clashes := sorted(set(record) & set(figures) | {HISTORY_KEY} & set(figures)):
-        raise ValueError(f"figures {clashes} would overwrite the run record: rename them in the script's figures "
-                         f"(a measuring machine's record goes in measured_on=)")
+        raise ValueError(f"figures {clashes} would overwrite the run record: rename them in the script's "
+                         f"figures (a measuring machine's record goes in measured_on=)")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record | figures, indent=2) + "\n")
