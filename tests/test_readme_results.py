@@ -5,7 +5,7 @@ is bound, in `benchmarks/readme_figures.yaml`, to the exact key it comes from, a
 value at the precision shown. The README stays plain prose; the side table holds only where each figure comes
 from, never the figure itself, so a changed figure fails here rather than being copied into two places.
 
-Not figures: labels glued to a word or a sign (pass@1, r=8, K=0, fp32, Qwen2.5, 4.5M, H100), version
+Not figures: labels glued to a letter or to @, = or _ (pass@1, r=8, K=0, fp32, Qwen2.5, 4.5M, H100), version
 numbers (0.3.1), and anything in backticks (names, ids, paths).
 
 The side table lists the results rows in README order; for each, `row:` (a piece of its first cell, so a
@@ -21,11 +21,12 @@ reader can find it) and `figures:`, one entry per figure in the order they appea
 - `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
   the reason is required and kept short.
 
-How to bind a new row (say for `real_model_rl.py`): write the row in README.md; run this test, which prints
-the row's figures in order with, for each, the keys of the row's files that hold that value; add the row to
-benchmarks/readme_figures.yaml in README order with one entry per figure, picking the key each figure was
-read from; rerun. `test_every_bound_figure_perturbed_is_caught` then checks that each new figure changed by a
-third, with one digit changed, or with its sign flipped, fails.
+How to bind a new row (say for `real_model_rl.py`; benchmarks/README.md says the same): file the result
+with `write_result` and write the row in README.md; add the row to benchmarks/readme_figures.yaml at its
+place in README order, one entry per figure, each naming the key the figure was read from; run this test.
+A row whose figure count differs is reported with its figures in order, and a figure its key does not round
+to with the key's value. `test_every_bound_figure_perturbed_is_caught` then checks that each new figure,
+changed by a third, with one digit changed or with its sign flipped, fails.
 """
 
 from __future__ import annotations
@@ -137,6 +138,8 @@ def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
         else:
             for figure, entry in zip(figures, entries, strict=True):
                 if entry.startswith("label:"):
+                    if not entry.removeprefix("label:").strip():
+                        problems.append(f"{bound['row']}: {figure.token} is a label without its why")
                     continue
                 try:
                     values = lookup(entry)
@@ -193,11 +196,14 @@ def test_every_bound_figure_perturbed_is_caught(readme, bindings) -> None:
     assert total >= 300 and missed == [], f"{len(missed)}/{total} perturbed figures passed: {missed}"
 
 
-def test_a_figure_added_or_a_row_unbound_fails(readme, bindings) -> None:
+def test_a_figure_added_a_row_unbound_or_a_bare_label_fails(readme, bindings) -> None:
     row = results_rows(readme)[0]
     cells = row.rsplit("|", 2)
     assert unbacked(readme.replace(row, f"{cells[0]}| 0.5 {cells[1]}|{cells[2]}"), bindings)
     assert unbacked(readme, bindings[:-1])
+    bare = [dict(b, figures=["label:" if e.startswith("label:") else e for e in b["figures"]])
+            for b in bindings]
+    assert any("a label without its why" in problem for problem in unbacked(readme, bare))
 
 
 @pytest.mark.parametrize(("token", "value", "ok"), [
