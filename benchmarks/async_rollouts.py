@@ -174,8 +174,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     print(f"[{todo.index((arm, seed)) + 1}/{len(todo)}] {arm} seed {seed}", file=sys.stderr,
                           flush=True)
                     url = f"{server.url}@{server.name}" if server is not None else None
-                    part = _run(arm, seed, url)
-                    write_result(args.parts / f"{arm}-seed{seed}.json", part)
+                    with LoadMonitor() as part_load:  # each part records its own load and model
+                        part = _run(arm, seed, url)
+                    write_result(args.parts / f"{arm}-seed{seed}.json", part, part_load, model_dir=base)
                     print(json.dumps(part), file=sys.stderr, flush=True)
             finally:
                 if server is not None:

@@ -14,7 +14,8 @@ not depend on the values).
 
 On the GPU machine (figures to ``--raw``):
     python3 benchmarks/gpu_precision.py --raw $OUT/gpu_precision_raw.json
-Filed here afterwards (adds the machine record of where it is filed; the GPU's own is in ``measured_on``):
+Filed here afterwards (adds the record of the machine that files it; the GPU machine's own record, with its
+command, GPU, driver and torch, goes in ``measured_on`` through ``write_result(measured_on=...)``):
     .venv/bin/python -m benchmarks.gpu_precision --file gpu_precision_raw.json
 """
 
@@ -24,8 +25,10 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -157,6 +160,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     import transformers
 
+    load_before = os.getloadavg()[0]
     device = torch.device(args.device)
     batch_mod = _batch_module()
     runs: list[dict[str, Any]] = []
@@ -186,12 +190,26 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             run["peak_ratio_vs_first_mode"] = run["peak_mib"] / base["peak_mib"]
     return {
         "modes": args.modes, "steps": args.steps, "micro_batch_size": args.micro_batch_size,
-        "measured_on": {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else
-                        platform.processor(), "torch": torch.__version__, "cuda": torch.version.cuda,
-                        "transformers": transformers.__version__, "python": platform.python_version()},
-        "command": " ".join(["python3", "benchmarks/gpu_precision.py", *sys.argv[1:]]),
+        "measured_on": {  # the GPU machine's record; write_result's MEASURED_ON_KEYS and more
+            "command": " ".join(["python3", "benchmarks/gpu_precision.py", *sys.argv[1:]]),
+            "device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor(),
+            "driver": _driver() if device.type == "cuda" else None, "torch": torch.__version__,
+            "cuda": torch.version.cuda, "transformers": transformers.__version__,
+            "python": platform.python_version(), "cpu": platform.processor(), "cores": os.cpu_count(),
+            "load_avg": {"before": load_before, "after": os.getloadavg()[0]},
+        },
         "runs": runs,
     }
+
+
+def _driver() -> str | None:
+    """The NVIDIA driver version, as ``nvidia-smi`` reports it (None where it cannot be run)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.splitlines()[0].strip() if out.strip() else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -200,7 +218,8 @@ def main(argv: list[str] | None = None) -> None:
         from coding_framework.evaluation.machine import write_result
 
         figures = json.loads(args.file.read_text())
-        write_result(args.out, {"filed_from": str(args.file), **figures})
+        measured_on = figures.pop("measured_on")  # the GPU's record; this machine's is the filing record
+        write_result(args.out, {"filed_from": str(args.file), **figures}, measured_on=measured_on)
         print(f"filed {args.out}")
         return
     figures = measure(args)

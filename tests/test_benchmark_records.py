@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.evaluation.machine import RECORD_KEYS, LoadMonitor, write_result
+from coding_framework.evaluation.machine import (
+    HISTORY_KEY,
+    RECORD_KEYS,
+    LoadMonitor,
+    missing_record,
+    write_result,
+)
 from coding_framework.models.checksums import weights_checksum
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -155,3 +161,59 @@ def test_write_result_records_the_run_and_keeps_the_figures(tmp_path: Path) -> N
     assert record["model_sha256"] == weights_checksum(model)
     assert record["packages"]["anchor (venv)"] == "1.0"
     assert record["cores"] >= 1 and record["cpu"] and record["command"]
+
+
+@pytest.mark.parametrize("key", [*RECORD_KEYS, HISTORY_KEY])
+def test_a_figure_named_like_a_record_key_is_an_error(tmp_path: Path, key: str) -> None:
+    with pytest.raises(ValueError, match="overwrite the run record"):
+        write_result(tmp_path / "r.json", {key: "the script's own", "x": 1})
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_figure_measured_elsewhere_records_that_machine(tmp_path: Path) -> None:
+    gpu = {"command": "python3 benchmarks/gpu_precision.py --raw out.json", "device": "NVIDIA H100",
+           "driver": "570.1", "torch": "2.11.0+cu130"}
+    record = json.loads(write_result(tmp_path / "r.json", {"x": 1}, measured_on=gpu).read_text())
+    assert record["measured_on"] == gpu and record["command"] != gpu["command"]
+    with pytest.raises(ValueError, match="driver"):
+        write_result(tmp_path / "r.json", {"x": 1}, measured_on={k: gpu[k] for k in gpu if k != "driver"})
+    with pytest.raises(ValueError, match="measured_on"):
+        write_result(tmp_path / "r.json", {"measured_on": gpu}, measured_on=gpu)
+
+
+def test_gpu_precision_files_the_gpu_machine_record(tmp_path: Path) -> None:
+    from benchmarks import gpu_precision
+
+    gpu = {"command": "python3 benchmarks/gpu_precision.py --raw r.json", "device": "NVIDIA H100",
+           "driver": "570.1", "torch": "2.11.0+cu130", "cuda": "13.0"}
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps({"modes": ["fp32"], "measured_on": gpu, "runs": []}))
+    gpu_precision.main(["--file", str(raw), "--out", str(tmp_path / "filed.json")])
+    filed = json.loads((tmp_path / "filed.json").read_text())
+    assert filed["measured_on"] == gpu and missing_record(filed) in ([], ["load_avg before and during"])
+    assert filed["command"] != gpu["command"]
+
+
+RESULT_FILES = sorted(str(p.relative_to(BENCHMARKS / "results"))
+                      for p in (BENCHMARKS / "results").rglob("*.json"))
+
+
+@pytest.mark.parametrize("name", RESULT_FILES)
+def test_every_result_file_says_how_it_was_made(name: str) -> None:
+    """Every JSON under benchmarks/results has the full record, or is marked as history with the reason."""
+    result = json.loads((BENCHMARKS / "results" / name).read_text())
+    assert isinstance(result, dict) and missing_record(result) == [], (
+        f"{name} lacks {missing_record(result)}: re-run it, or mark it "
+        '{"record": {"status": "history", "why": ...}} with what is known')
+
+
+def test_a_partial_record_or_a_bare_history_marker_is_caught() -> None:
+    full = {key: {"before": 1.0, "during_mean": 1.0} if key == "load_avg" else "x" for key in RECORD_KEYS}
+    assert missing_record(full) == []
+    assert missing_record({k: v for k, v in full.items() if k != "cpu"}) == ["cpu"]
+    assert missing_record(full | {"load_avg": {"before": None, "during_mean": None}}) == [
+        "load_avg before and during"]
+    assert missing_record(full | {"measured_on": {"device": "GPU"}}) == [
+        "measured_on.command", "measured_on.driver", "measured_on.torch"]
+    assert missing_record({HISTORY_KEY: {"status": "history", "why": "filed before the record"}}) == []
+    assert missing_record({HISTORY_KEY: {"status": "history"}}) == ["a history record without its why"]

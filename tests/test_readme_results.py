@@ -1,28 +1,52 @@
-"""The README's results tables hold to their result files: every figure there is a figure of a file.
+"""The README's results tables hold to their result files: every figure there is one key of one file.
 
-A row names its files: each benchmark script it names (`x.py` -> benchmarks/results/x*.json) and each path
-under benchmarks/results/ it names (a file, or a folder and every JSON below it). Every figure in the row's
-other cells must equal, at the precision shown, a number in those files (for a percentage, or that number
-times 100),
-outside lists of more than 20 values (curves, samples). Integers below 10 (seeds, cores, rounds), labels such
-as pass@1 or r=8, and anything in backticks (names, ids, paths) are not figures.
+Each figure of a results row (every number in the cells after the first, signs and small integers included)
+is bound, in `benchmarks/readme_figures.yaml`, to the exact key it comes from, and must equal that key's
+value at the precision shown. The README stays plain prose; the side table holds only where each figure comes
+from, never the figure itself, so a changed figure fails here rather than being copied into two places.
+
+Not figures: labels glued to a letter or to @, = or _ (pass@1, r=8, K=0, fp32, Qwen2.5, 4.5M, H100), version
+numbers (0.3.1), and anything in backticks (names, ids, paths).
+
+The side table lists the results rows in README order; for each, `row:` (a piece of its first cell, so a
+reader can find it) and `figures:`, one entry per figure in the order they appear in the row:
+
+- `file.json#/json/pointer`: the file under benchmarks/results and an RFC 6901 pointer into it (list items by
+  index; `~1` stands for `/` and `~0` for `~` in a key). The value must round to the figure as shown: 0.185
+  matches 0.18496, and a sign shown (+0.139, -3) must be the value's sign; no sign shown needs a value >= 0.
+- after the pointer, ` | len` (a list's or an object's size: "0 disagreements" is `.../disagreements | len`),
+  ` | sum`, ` | min` or ` | max` over the values a `*` in the pointer stands for (`#/aa/*/fpr | max`), and
+  ` | *100` where the file holds a fraction the README shows as a percentage or as points.
+- several bindings joined by ` & `: one figure that stands for each of them ("30 tasks each").
+- `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
+  the reason is required and kept short.
+
+How to bind a new row (say for `real_model_rl.py`; benchmarks/README.md says the same): file the result
+with `write_result` and write the row in README.md; add the row to benchmarks/readme_figures.yaml at its
+place in README order, one entry per figure, each naming the key the figure was read from; run this test.
+A row whose figure count differs is reported with its figures in order, and a figure its key does not round
+to with the key's value. `test_every_bound_figure_perturbed_is_caught` then checks that each new figure,
+changed by a third, with one digit changed or with its sign flipped, fails.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+BINDINGS = ROOT / "benchmarks" / "readme_figures.yaml"
 SECTION = "## Results, by machine"
-LONG_LIST = 20  # longer lists are curves and samples, where any number turns up somewhere
-NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)*(?:e-?\d+)?")
+# A number with its sign, where no letter, digit or point comes before the sign (1.2-2.25% is a range);
+# 1,640 and 3.0e-06 are one number each.
+NUMBER = re.compile(r"(?:(?<![\w.])[+-])?\d[\d,]*(?:\.\d+)*(?:e-?\d+)?")
 
 
 def results_rows(readme: str) -> list[str]:
@@ -37,78 +61,93 @@ def _is_header(row: str, rows: list[str]) -> bool:
     return following < len(rows) and re.fullmatch(r"\|[\s|:-]+\|", rows[following]) is not None
 
 
-def row_files(row: str) -> list[Path]:
-    files: set[Path] = set()
-    for name in re.findall(r"`([^`]+)`", row):
-        if name.endswith(".py"):
-            files.update(RESULTS.glob(f"{Path(name).stem}*.json"))
-        elif name.startswith("benchmarks/results/"):
-            path = ROOT / name
-            files.update(path.rglob("*.json") if path.is_dir() else [path])
-    return sorted(files)
-
-
 class Figure(NamedTuple):
     start: int  # where in the row
     end: int
-    token: str
-    percent: bool  # shown as a percentage: the file may hold it as a fraction
+    token: str  # as shown, sign included: "+0.139", "1,640", "3.0e-06"
 
 
 def row_figures(row: str) -> list[Figure]:
     """The figures of a row's cells after the first; names, ids and paths in backticks are not figures."""
     text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), row)
-    first_cell_end = text.index("|", 1)
     found = []
-    for match in NUMBER.finditer(text, first_cell_end):
+    for match in NUMBER.finditer(text, text.index("|", 1)):
         token = match.group().rstrip(",")
+        digits = token.lstrip("+-")
         before = text[match.start() - 1]
-        after = text[match.start() + len(token):match.start() + len(token) + 8]
-        label = before.isalnum() or before in "@=_." or (after[:1].isalpha() and after[:1] != "x")
-        if label or token.count(".") > 1:
+        after = text[match.start() + len(token):match.start() + len(token) + 1]
+        glued = before.isalnum() or before in "@=_." or (after.isalpha() and after != "x")
+        if glued or digits.count(".") > 1:
             continue  # pass@1, r=8, Qwen2, 4.5M, versions: labels, not figures
-        value = float(token.replace(",", ""))
-        if "." in token or "e" in token or value >= 10:
-            percent = re.match(r"%|-[\d.]+%", after) is not None  # 66%, 1.2-2.25%
-            found.append(Figure(match.start(), match.start() + len(token), token, percent))
+        found.append(Figure(match.start(), match.start() + len(token), token))
     return found
 
 
-def numbers(node: object) -> Iterator[float]:
-    if isinstance(node, bool):
-        return
-    if isinstance(node, int | float):
-        yield float(node)
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from numbers(value)
-    elif isinstance(node, list) and len(node) <= LONG_LIST:
-        for value in node:
-            yield from numbers(value)
+@functools.cache
+def _load(name: str) -> Any:
+    return json.loads((RESULTS / name).read_text())
 
 
-def backed(figure: Figure, values: list[float]) -> bool:
-    token = figure.token.replace(",", "")
-    shown = abs(float(token))
-    mantissa, _, exponent = token.partition("e")
+REDUCE = {"len": len, "sum": sum, "min": min, "max": max}
+
+
+def lookup(binding: str) -> list[float]:
+    """The values a binding ``file.json#/pointer[ | reducer][ | *100]`` names, one per `` & ``-joined part."""
+    values = []
+    for part in binding.split(" & "):
+        where, *steps = (s.strip() for s in part.split(" | "))
+        name, _, pointer = where.partition("#")
+        nodes: list[Any] = [_load(name)]
+        for key in pointer.split("/")[1:]:
+            key = key.replace("~1", "/").replace("~0", "~")
+            nodes = [c for n in nodes for c in ((n.values() if isinstance(n, dict) else n) if key == "*"
+                                                else [n[int(key)] if isinstance(n, list) else n[key]])]
+        scale = 1.0
+        for step in steps:
+            if step.startswith("*"):
+                scale = float(step[1:])
+            else:
+                nodes = [REDUCE[step](nodes[0] if step == "len" else nodes)]
+        if len(nodes) != 1 or isinstance(nodes[0], bool) or not isinstance(nodes[0], int | float):
+            raise TypeError(f"{part} is {nodes!r}, not one number (a * in the pointer needs a reducer)")
+        values.append(float(nodes[0]) * scale)
+    return values
+
+
+def shows(token: str, value: float) -> bool:
+    """``value`` rounds to ``token`` at the precision shown, with the sign shown (none: not negative)."""
+    digits = token.replace(",", "")
+    mantissa, _, exponent = digits.lstrip("+-").partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    slack = 0.5 * 10 ** (int(exponent or 0) - decimals) + 1e-12
-    scales = (1, 100) if figure.percent else (1,)
-    return any(abs(abs(v) * k - shown) <= slack for v in values for k in scales)
+    slack = 0.5 * 10 ** (int(exponent or 0) - decimals) * (1 + 1e-9)
+    return abs(value - float(digits)) <= slack and (value > 0 if digits.startswith("+") else True)
 
 
-def unbacked(readme: str) -> list[str]:
-    """One line per row with no result file, and per figure no file of its row holds."""
-    problems = []
-    for row in results_rows(readme):
-        files = row_files(row)
+def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
+    """One line per row whose figures and bindings disagree in number, and per figure its key disowns."""
+    rows = results_rows(readme)
+    problems = [] if len(rows) == len(bindings) else [f"{len(rows)} results rows, {len(bindings)} bound"]
+    for row, bound in zip(rows, bindings, strict=False):
         label = row.strip("|").split("|")[0].strip()
-        if not files:
-            problems.append(f"{label}: names no result file")
-            continue
-        values = [v for f in files for v in numbers(json.loads(f.read_text()))]
-        problems += [f"{label}: {fig.token} is in none of {[f.name for f in files]}"
-                     for fig in row_figures(row) if not backed(fig, values)]
+        figures, entries = row_figures(row), bound["figures"]
+        if bound["row"] not in label:
+            problems.append(f"row {label[:60]!r} is bound as {bound['row']!r}: keep the rows in README order")
+        elif len(figures) != len(entries):
+            problems.append(f"{bound['row']}: {len(figures)} figures {[f.token for f in figures]}, "
+                            f"{len(entries)} bound")
+        else:
+            for figure, entry in zip(figures, entries, strict=True):
+                if entry.startswith("label:"):
+                    if not entry.removeprefix("label:").strip():
+                        problems.append(f"{bound['row']}: {figure.token} is a label without its why")
+                    continue
+                try:
+                    values = lookup(entry)
+                except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
+                    problems.append(f"{bound['row']}: {figure.token} bound to {entry}: {exc!r}")
+                    continue
+                if not all(shows(figure.token, value) for value in values):
+                    problems.append(f"{bound['row']}: {figure.token} is not {entry} ({values})")
     return problems
 
 
@@ -117,26 +156,60 @@ def readme() -> str:
     return (ROOT / "README.md").read_text()
 
 
-def test_every_readme_figure_is_in_its_result_file(readme) -> None:
+@pytest.fixture(scope="module")
+def bindings() -> list[dict[str, Any]]:
+    return yaml.safe_load(BINDINGS.read_text())["README.md"]
+
+
+def test_every_readme_figure_is_its_bound_key(readme, bindings) -> None:
     assert results_rows(readme), "the README has no results table"
-    assert unbacked(readme) == []
+    assert unbacked(readme, bindings) == []
 
 
-def test_a_changed_figure_fails(readme) -> None:
-    """Each figure, changed by a third and shown at the same precision, is caught (a few may collide)."""
-    caught = total = 0
-    for row in results_rows(readme):
-        for fig in row_figures(row):
-            token = fig.token.replace(",", "")
-            mantissa, _, exponent = token.partition("e")
-            decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-            value = float(mantissa) * 1.33 + 10**-decimals  # moves a zero too
-            changed = f"{value:.{decimals}f}" + (f"e{exponent}" if exponent else "")
-            total += 1
-            caught += bool(unbacked(readme.replace(row, row[:fig.start] + changed + row[fig.end:])))
-    assert total >= 20 and caught / total >= 0.9, f"{caught}/{total} changed figures caught"
+def _perturbed(token: str) -> list[str]:
+    """The figure changed by a third, with its last digit changed, and with its sign flipped (if nonzero)."""
+    digits = token.replace(",", "")
+    sign = digits[0] if digits[0] in "+-" else ""
+    mantissa, _, exponent = digits.lstrip("+-").partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    tail = f"e{exponent}" if exponent else ""
+    third = f"{float(mantissa) * 4 / 3 + 10**-decimals:.{decimals}f}"  # + one unit moves a zero too
+    last = mantissa[:-1] + str((int(mantissa[-1]) + 1) % 10)
+    changed = [sign + third + tail, sign + last + tail]
+    if float(mantissa):
+        changed.append(("-" if sign != "-" else "+") + mantissa + tail)
+    return changed
 
 
-def test_a_row_without_a_file_fails(readme) -> None:
+def test_every_bound_figure_perturbed_is_caught(readme, bindings) -> None:
+    """Each bound figure, changed by a third, with one digit changed or with its sign flipped, fails: 100%."""
+    total, missed = 0, []
+    for row, bound in zip(results_rows(readme), bindings, strict=True):
+        for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
+            if entry.startswith("label:"):
+                continue
+            for changed in _perturbed(figure.token):
+                total += 1
+                perturbed = readme.replace(row, row[:figure.start] + changed + row[figure.end:])
+                if not unbacked(perturbed, bindings):
+                    missed.append(f"{bound['row']}: {figure.token} -> {changed}")
+    assert total >= 300 and missed == [], f"{len(missed)}/{total} perturbed figures passed: {missed}"
+
+
+def test_a_figure_added_a_row_unbound_or_a_bare_label_fails(readme, bindings) -> None:
     row = results_rows(readme)[0]
-    assert unbacked(readme.replace(row, re.sub(r"`[^`]+`", "`nothing`", row)))
+    cells = row.rsplit("|", 2)
+    assert unbacked(readme.replace(row, f"{cells[0]}| 0.5 {cells[1]}|{cells[2]}"), bindings)
+    assert unbacked(readme, bindings[:-1])
+    bare = [dict(b, figures=["label:" if e.startswith("label:") else e for e in b["figures"]])
+            for b in bindings]
+    assert any("a label without its why" in problem for problem in unbacked(readme, bare))
+
+
+@pytest.mark.parametrize(("token", "value", "ok"), [
+    ("0.185", 0.18496, True), ("0.185", 0.1856, False), ("+0.139", 0.139, True), ("+0.139", -0.139, False),
+    ("-3", -3.0, True), ("-3", 3.0, False), ("3", -3.0, False), ("1,640", 1640, True),
+    ("3.0e-06", 3.04e-6, True), ("3.0e-06", 3.1e-6, False), ("0", 0.4, True), ("0", 1.0, False),
+])
+def test_a_figure_shows_its_value_at_the_precision_shown(token: str, value: float, ok: bool) -> None:
+    assert shows(token, value) is ok

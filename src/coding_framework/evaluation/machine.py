@@ -9,7 +9,9 @@ A result file (a benchmark's, or ``quickstart --results-dir``'s) is written by c
 
 It adds the CPU, the 1-minute load average before, during (sampled) and after the measurement, the
 model's sha256 (``weights_checksum``), the versions of the packages that decide the figures, and the
-command that reproduces the file.
+command that reproduces the file. A figure measured on another machine (a GPU) carries that machine's
+record too, ``measured_on`` (``MEASURED_ON_KEYS``: its command, GPU, driver and torch). A file filed before
+this record existed says so: ``"record": {"status": "history", "why": ...}`` (``missing_record``).
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from typing import Any
 from coding_framework.models.checksums import weights_checksum
 
 __all__ = [
-    "ARITHMETIC_ENV", "PACKAGES", "RECORD_KEYS", "LoadMonitor", "arithmetic", "command_line", "cpu_name",
-    "model_sha256", "package_versions", "run_record", "write_result",
+    "ARITHMETIC_ENV", "HISTORY_KEY", "MEASURED_ON_KEYS", "PACKAGES", "RECORD_KEYS", "LoadMonitor",
+    "arithmetic", "command_line", "cpu_name", "missing_record", "model_sha256", "package_versions",
+    "run_record", "write_result",
 ]
 
 PACKAGES = (
@@ -37,6 +40,10 @@ PACKAGES = (
     "evalplus", "bigcodebench", "trl", "vllm",
 )
 RECORD_KEYS = ("command", "cpu", "cores", "arithmetic", "load_avg", "model_sha256", "packages")
+# The record of the machine that measured the figures, where that is not the one that filed them (a GPU).
+MEASURED_ON_KEYS = ("command", "device", "driver", "torch")
+# A file filed before its record was complete: {"status": "history", "why": ..., what is known}.
+HISTORY_KEY = "record"
 # What picks the float kernels, and so the rounding, of a run on this CPU.
 ARITHMETIC_ENV = (
     "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "DNNL_MAX_CPU_ISA", "OMP_NUM_THREADS",
@@ -144,10 +151,38 @@ def write_result(
     load: LoadMonitor | None = None,
     model_dir: str | Path | None = None,
     extra_packages: dict[str, str] | None = None,
+    measured_on: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``figures`` with ``run_record`` to ``path`` as indented JSON; the figures keep their keys."""
+    """Write ``figures`` with ``run_record`` to ``path`` as indented JSON; the figures keep their keys.
+
+    ``measured_on`` is the record of the machine that measured the figures when that is not this one (a GPU
+    machine): at least ``MEASURED_ON_KEYS``. A figure named like a record key is an error, never an overwrite.
+    """
+    record = run_record(load, model_dir, extra_packages)
+    if measured_on is not None:
+        if lacking := [key for key in MEASURED_ON_KEYS if key not in measured_on]:
+            raise ValueError(f"measured_on lacks {lacking}: give the measuring machine's {MEASURED_ON_KEYS}")
+        record["measured_on"] = measured_on
+    if clashes := sorted(set(record) & set(figures) | {HISTORY_KEY} & set(figures)):
+        raise ValueError(f"figures {clashes} would overwrite the run record: rename them in the script's "
+                         f"figures (a measuring machine's record goes in measured_on=)")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    record = run_record(load, model_dir, extra_packages)
     out.write_text(json.dumps(record | figures, indent=2) + "\n")
     return out
+
+
+def missing_record(result: dict[str, Any]) -> list[str]:
+    """What a filed result lacks of its record: empty when it has every ``RECORD_KEYS`` field, the load before
+    and during, and (where measured elsewhere) ``measured_on``'s fields, or when it is marked as history with
+    the reason (``{"record": {"status": "history", "why": ...}}``)."""
+    marker = result.get(HISTORY_KEY)
+    if isinstance(marker, dict) and marker.get("status") == "history":
+        return [] if str(marker.get("why", "")).strip() else ["a history record without its why"]
+    lacking = [key for key in RECORD_KEYS if key not in result]
+    load = result.get("load_avg")
+    if isinstance(load, dict) and (load.get("before") is None or load.get("during_mean") is None):
+        lacking.append("load_avg before and during")
+    if isinstance(result.get("measured_on"), dict):
+        lacking += [f"measured_on.{key}" for key in MEASURED_ON_KEYS if key not in result["measured_on"]]
+    return lacking
