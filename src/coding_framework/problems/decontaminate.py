@@ -31,7 +31,7 @@ from datasketch import MinHash, MinHashLSH
 
 from coding_framework.problems.problem import Problem
 
-__all__ = ["Contamination", "DecontaminationSettings", "find_contamination"]
+__all__ = ["Contamination", "DecontaminationSettings", "candidate_matches", "find_contamination"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _NUM_PERM = 128
@@ -63,6 +63,10 @@ class Contamination:
     kind: str
     overlap: float
 
+    @property
+    def field(self) -> str:
+        return self.kind.removeprefix("exact_").removesuffix("_ngrams")
+
     def as_dict(self) -> dict[str, object]:
         return {"against": self.against, "task_id": self.matched, "kind": self.kind,
                 "overlap": round(self.overlap, 4)}
@@ -77,20 +81,26 @@ def statement(problem: Problem) -> str:
 
 
 def words(text: str, entry_point: str = "") -> list[str]:
+    """The text's lower-case words, the entry point's name as a fixed token when it is an identifier (holds
+    ``_``, a digit or an upper-case letter): a plain word such as ``lcm`` or ``first`` is also what the
+    statement means, and replacing it would make "find the lcm" equal "find the gcd"."""
     found = _WORD.findall(text.lower())
-    name = entry_point.lower()
+    name = entry_point.lower() if _identifier_like(entry_point) else ""
     return [_FN if w == name else w for w in found] if name else found
 
 
+def _identifier_like(name: str) -> bool:
+    return bool(name) and (name != name.lower() or any(c == "_" or c.isdigit() for c in name))
+
+
 def code_tokens(code: str, entry_point: str = "") -> list[str]:
-    """The code's tokens without comments and layout, strings as their words, the entry point's name as a
-    fixed token; the raw words when it does not tokenize."""
+    """The code's tokens without comments and layout, each string literal verbatim as one token (a regex
+    ``'[A-Z]+'`` is not ``'[a-z]+'``), the entry point's name as a fixed token; the raw words when it does
+    not tokenize."""
     try:
         out: list[str] = []
         for t in tokenize.generate_tokens(io.StringIO(code).readline):
-            if t.type == tokenize.STRING:
-                out += words(t.string, entry_point)
-            elif t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER):
+            if t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.STRING):
                 out.append(_FN if t.string == entry_point else t.string)
         return out
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -158,36 +168,48 @@ def find_contamination(
     """task_id -> why, for each training problem that matches a problem of ``against`` (benchmark name ->
     its problems); the first match found, exact matches before n-gram overlaps."""
     s = settings or DecontaminationSettings()
-    indexes = {field: _index(against, field, s) for field in _FIELDS}
+    thresholds = {"statement": s.statement_overlap, "solution": s.solution_overlap,
+                  "tests": s.solution_overlap}
     found: dict[str, Contamination] = {}
-    for problem in train:
-        hit = _match(problem, indexes, s)
+    for task_id, matches in candidate_matches(train, against, s).items():
+        hit = next((m for m in matches if m.overlap >= thresholds[m.field]), None)
         if hit is not None:
-            found[problem.task_id] = hit
+            found[task_id] = hit
     return found
 
 
-def _match(problem: Problem, indexes: Mapping[str, _Index],
-           s: DecontaminationSettings) -> Contamination | None:
+def candidate_matches(
+    train: Sequence[Problem],
+    against: Mapping[str, Sequence[Problem]],
+    settings: DecontaminationSettings | None = None,
+) -> dict[str, list[Contamination]]:
+    """task_id -> every match of each training problem at any overlap: exact matches first, then per field
+    (statement, solution, tests) the best n-gram overlap with each LSH candidate, highest first. The
+    thresholds of ``settings`` are not applied (``find_contamination`` applies them)."""
+    s = settings or DecontaminationSettings()
+    indexes = {field: _index(against, field, s) for field in _FIELDS}
+    return {problem.task_id: _matches(problem, indexes, s) for problem in train}
+
+
+def _matches(problem: Problem, indexes: Mapping[str, _Index], s: DecontaminationSettings) -> list[Contamination]:
+    out: list[Contamination] = []
     for field in _FIELDS:
         index = indexes[field]
         for items in _items(problem, field):
             if items and (owner := index.exact.get(_digest(items))) is not None:
-                return Contamination(problem.task_id, owner[0], owner[1], f"exact_{field}", 1.0)
-    thresholds = {"statement": s.statement_overlap, "solution": s.solution_overlap,
-                  "tests": s.solution_overlap}
-    for field, threshold in thresholds.items():
+                out.append(Contamination(problem.task_id, owner[0], owner[1], f"exact_{field}", 1.0))
+    for field in _FIELDS:
         index = indexes[field]
+        best: dict[tuple[str, str], float] = {}
         for items in _items(problem, field):
             grams = shingles(items, s.ngram) - index.common
             if len(grams) < s.min_ngrams:
                 continue
-            best: tuple[float, str] | None = None
             for key in index.lsh.query(_minhash(grams)):
                 share = len(grams & index.grams[key]) / len(grams)
-                if share >= threshold and (best is None or share > best[0]):
-                    best = (share, key)
-            if best is not None:
-                name, task = index.owner[best[1]]
-                return Contamination(problem.task_id, name, task, f"{field}_ngrams", best[0])
-    return None
+                owner = index.owner[key]
+                best[owner] = max(share, best.get(owner, 0.0))
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        out += [Contamination(problem.task_id, name, task, f"{field}_ngrams", share)
+                for (name, task), share in ranked if share > 0]
+    return out
