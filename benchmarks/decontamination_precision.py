@@ -147,7 +147,7 @@ def dropped(matches: dict[str, list[dc.Contamination]], statement: float, soluti
     for task_id, found in matches.items():
         hit = next((c for c in found if c.overlap >= limits[c.field]), None)
         if hit is not None:
-            out[task_id] = hit.kind
+            out[task_id] = hit.drop_kind
     return out
 
 
@@ -156,11 +156,7 @@ def score(drops: dict[str, str], positive: set[str]) -> dict[str, Any]:
     return {"dropped": len(drops), "true_positives": tp,
             "precision": round(tp / len(drops), 4) if drops else None,
             "recall": round(tp / len(positive), 4) if positive else None,
-            "by_kind": dict(sorted(Counter(_kind(k) for k in drops.values()).items()))}
-
-
-def _kind(kind: str) -> str:
-    return "exact" if kind.startswith("exact_") else kind
+            "by_kind": dict(sorted(Counter(drops.values()).items()))}
 
 
 def main() -> None:
