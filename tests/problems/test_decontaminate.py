@@ -32,7 +32,8 @@ def problems() -> dict[str, Problem]:
 
 
 @pytest.mark.parametrize(("train", "benchmark", "why"), HONEST)
-def test_an_honest_problem_survives(problems: dict[str, Problem], train: str, benchmark: str, why: str) -> None:
+def test_an_honest_problem_survives(problems: dict[str, Problem], train: str, benchmark: str,
+                                    why: str) -> None:
     hits = find_contamination([problems[train]], {"mbpp:test": [problems[benchmark]]})
     assert hits == {}, f"{why}: {hits}"
 
