@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,10 @@ def test_a_users_file_is_held_out_by_task_decontaminated_and_recorded(user_file:
     assert {dropped[t]["match"]["task_id"] for t in leaks} == {f"HumanEval/{i}" for i in range(10, 15)}
     assert all(dropped[f"mine/{i}"]["match"]["overlap"] >= 0.7 for i in range(5))
     assert dropped["mine/secret"] == {"task_id": "mine/secret", "source": "builtin", "reason": "secret",
-                                      "match": {"kinds": ["GitHub Token"]}}
+                                      "kind": "secret", "match": {"kinds": ["GitHub Token"]}}
+    by_kind = Counter(row["kind"] for row in manifest["dropped"])
+    assert manifest["dropped_by_kind"] == dict(sorted(by_kind.items())) and by_kind["secret"] == 1
+    assert set(by_kind) <= {"exact", "paraphrase_statement", "solution_overlap", "tests_overlap", "secret"}
     kept = len(builtin_problems()) - 1  # the file's built-ins (one became the secret's carrier)
     assert manifest["train"]["count"] == len(data.train) == kept
     assert manifest["train"]["sources"] == [{"source": str(user_file), "count": kept}]
@@ -185,6 +189,7 @@ def test_data_decontaminate_writes_the_kept_problems_and_a_report(user_file: Pat
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"kept": kept, "dropped": 6}
     report = json.loads((tmp_path / "clean.report.json").read_text())
     assert {row["reason"] for row in report["dropped"]} == {"contaminated", "secret"}
+    assert sum(report["dropped_by_kind"].values()) == 6 and report["dropped_by_kind"]["secret"] == 1
     assert len(out.read_text().splitlines()) == kept
 
 

@@ -19,9 +19,18 @@ def decontaminate(
         ..., help="A source to check against (repeatable): NAME, NAME:SPLIT or a .jsonl path."
     ),
     out: Path = typer.Option(..., help="Where to write the kept problems (JSONL); the report goes beside."),
-    ngram: int = typer.Option(5, min=2, help="n-gram length: words of a statement, tokens of a solution."),
-    statement_overlap: float = typer.Option(0.5, min=0.01, max=1.0, help="Statement overlap that drops."),
-    solution_overlap: float = typer.Option(0.7, min=0.01, max=1.0, help="Solution overlap that drops."),
+    ngram: int | None = typer.Option(
+        None, min=2, help="n-gram length: statement words, solution tokens (default: the policy's)."
+    ),
+    mirror_tasks: str = typer.Option(
+        "keep", help="`keep` a mirror of a benchmark problem (even vs odd) as a different task, or `drop` it."
+    ),
+    statement_overlap: float | None = typer.Option(
+        None, min=0.01, max=1.0, help="Statement overlap that drops (default: the --mirror-tasks policy's)."
+    ),
+    solution_overlap: float | None = typer.Option(
+        None, min=0.01, max=1.0, help="Solution overlap that drops (default: the --mirror-tasks policy's)."
+    ),
     secrets: bool = typer.Option(True, help="Also drop problems that hold secrets or credentials."),
 ) -> None:
     """Drop the problems of DATA that are, or paraphrase, a problem of an --against source (exact match after
@@ -29,7 +38,11 @@ def decontaminate(
     the kept problems to OUT and a report beside it (`OUT.report.json`: every drop and what it matched);
     the last stdout line is {"kept": n, "dropped": m}."""
     from coding_framework.problems import ProblemLoadError, load_problem_records, write_problem_records
-    from coding_framework.problems.decontaminate import DecontaminationSettings, find_contamination
+    from coding_framework.problems.decontaminate import (
+        DecontaminationSettings,
+        drops_by_kind,
+        find_contamination,
+    )
     from coding_framework.problems.secret_scan import find_secrets
     from coding_framework.problems.sources import load_source, parse_source
 
@@ -39,11 +52,17 @@ def decontaminate(
         sets = {parse_source(s).label: load_source(s) for s in against}
     except ProblemLoadError as exc:
         fail(str(exc))
-    settings = DecontaminationSettings(ngram, statement_overlap, solution_overlap)
+    if mirror_tasks not in ("keep", "drop"):
+        fail(f"--mirror-tasks {mirror_tasks!r}: choose keep or drop")
+    settings = DecontaminationSettings.for_mirror_tasks(
+        mirror_tasks, ngram=ngram, statement_overlap=statement_overlap,  # type: ignore[arg-type]
+        solution_overlap=solution_overlap)
     hits = find_contamination(problems, sets, settings)
     found = find_secrets([p for p in problems if p.task_id not in hits]) if secrets else {}
-    dropped = [{"task_id": t, "reason": "contaminated", "match": c.as_dict()} for t, c in hits.items()]
-    dropped += [{"task_id": t, "reason": "secret", "match": {"kinds": kinds}} for t, kinds in found.items()]
+    dropped = [{"task_id": t, "reason": "contaminated", "kind": c.drop_kind, "match": c.as_dict()}
+               for t, c in hits.items()]
+    dropped += [{"task_id": t, "reason": "secret", "kind": "secret", "match": {"kinds": kinds}}
+                for t, kinds in found.items()]
     gone = {row["task_id"] for row in dropped}
     kept = [p for p in problems if p.task_id not in gone]
     if out.is_dir():
@@ -52,7 +71,8 @@ def decontaminate(
     report = out.with_name(out.name.removesuffix(".gz").removesuffix(".jsonl") + ".report.json")
     report.write_text(json.dumps({
         "data": str(data), "against": {k: len(v) for k, v in sets.items()}, "kept": len(kept),
-        "dropped": dropped, "seconds": round(time.perf_counter() - started, 3),
+        "dropped": dropped, "dropped_by_kind": drops_by_kind(dropped),
+        "seconds": round(time.perf_counter() - started, 3),
         "settings": settings.__dict__,
     }, indent=2) + "\n")
     typer.echo(f"kept {len(kept)} of {len(problems)} problems -> {out} (report: {report})", err=True)

