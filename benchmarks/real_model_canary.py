@@ -81,7 +81,7 @@ def main() -> None:
         status = deploy(served.url, f"models:/{name}/{version}", args, force=not results["gate"]["passed"],
                         probes=probe_file(run_dir))
     client = MlflowClient(tracking_uri=uri, registry_uri=uri)
-    keys = ("graded", "pass_rate", "requests")
+    keys = ("probe_graded", "probe_passed", "probe_pass_rate", "graded", "pass_rate", "requests")
     arms = {role: {k: status["arms"][status[f"{role}_version"]][k] for k in keys}
             for role in ("champion", "candidate")}
     figures = {
