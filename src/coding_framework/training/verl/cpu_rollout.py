@@ -46,8 +46,8 @@ class TokenServerReplica(RolloutReplica):
         from coding_framework.training.verl.token_server import TokenServer, local_config
 
         if self.rollout_mode is None or self.rollout_mode.value != "hybrid":
-            raise NotImplementedError(f"the token-server rollout runs colocated with the trainer (hybrid); "
-                                      f"got {self.rollout_mode}")
+            raise ValueError(f"the token-server rollout runs colocated with the trainer (hybrid); "
+                             f"got {self.rollout_mode}")
         node = await self.workers[0].__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id())
         actor: Any = ray.remote(TokenServer)
         server = actor.options(
@@ -87,10 +87,10 @@ class TokenServerAdapter(BaseRollout):
         with ``global_steps``. A LoRA adapter (``peft_config``) is refused: the run merges it first
         (``actor_rollout_ref.model.lora.merge``)."""
         if wire_format != "named_tensors":
-            raise NotImplementedError(f"the token server takes full tensors, not {wire_format!r}")
+            raise ValueError(f"the token server takes full tensors, not {wire_format!r}")
         if kwargs.get("peft_config") is not None:
-            raise NotImplementedError("the token server takes merged weights: set "
-                                      "actor_rollout_ref.model.lora.merge=true")
+            raise ValueError("the token server takes merged weights: set "
+                             "actor_rollout_ref.model.lora.merge=true")
         state = {name: tensor.detach().to("cpu", torch.float32).clone()
                  async for name, tensor in _items(weights)}
         if self.sender != 0:

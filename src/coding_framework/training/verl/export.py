@@ -74,7 +74,7 @@ def full_state_dict(checkpoint: Path) -> dict[str, Any]:
     mesh, names = merger._extract_device_mesh_info(merger._load_rank_zero_state_dict(world), world)
     shards, shape = merger._calculate_shard_configuration(mesh, names)
     if len(shape) != 1:
-        raise NotImplementedError(f"{actor}: FSDP + tensor parallel checkpoints are not supported")
+        raise ValueError(f"{actor}: FSDP + tensor parallel checkpoints are not supported")
     ranks = [torch.load(actor / f"model_world_size_{world}_rank_{r}.pt", map_location="cpu",
                         weights_only=False) for r in range(shards)]
     state: dict[str, Any] = {}
