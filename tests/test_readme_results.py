@@ -21,6 +21,10 @@ reader can find it) and `figures:`, one entry per figure in the order they appea
 - `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
   the reason is required and kept short.
 
+A ratio (a figure followed by x or %) bound to a file whose load average before or during the run was 1.0
+or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
+before, D during)", its two figures bound to that file's `load_avg`; a quiet re-run drops it.
+
 How to bind a new row (say for `real_model_rl.py`; benchmarks/README.md says the same): file the result
 with `write_result` and write the row in README.md; add the row to benchmarks/readme_figures.yaml at its
 place in README order, one entry per figure, each naming the key the figure was read from; run this test.
@@ -151,6 +155,32 @@ def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
+LOADED = 1.0  # a 1-minute load average at or above this, before or during, on the 2-core machine: a shared CPU
+MARKER = "(loaded: "
+
+
+def loaded(name: str) -> bool:
+    """Whether the result file records a loaded machine before or during its run."""
+    load = _load(name).get("load_avg") or {}
+    return any(load.get(k) is not None and load[k] >= LOADED for k in ("before", "during_mean"))
+
+
+def unmarked_loaded_ratios(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
+    """Ratios (a figure followed by x or %) bound to a file that records a loaded machine, without the
+    marker ``(loaded: load average B before, D during)`` later in the same clause (up to the next ; or |)."""
+    problems = []
+    for row, bound in zip(results_rows(readme), bindings, strict=True):
+        for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
+            if entry.startswith("label:") or row[figure.end:figure.end + 1] not in ("x", "%"):
+                continue
+            files = {part.split("#", 1)[0].strip() for part in entry.split(" & ")}
+            clause = re.split(r"[;|]", row[figure.end:], maxsplit=1)[0]
+            if any(loaded(name) for name in files) and MARKER not in clause:
+                problems.append(f"{bound['row']}: {figure.token} comes from a loaded run ({sorted(files)}): "
+                                f"mark it {MARKER}load average B before, D during) in its clause")
+    return problems
+
+
 @pytest.fixture(scope="module")
 def readme() -> str:
     return (ROOT / "README.md").read_text()
@@ -164,6 +194,16 @@ def bindings() -> list[dict[str, Any]]:
 def test_every_readme_figure_is_its_bound_key(readme, bindings) -> None:
     assert results_rows(readme), "the README has no results table"
     assert unbacked(readme, bindings) == []
+
+
+def test_a_ratio_from_a_loaded_run_is_marked_loaded(readme, bindings) -> None:
+    assert unmarked_loaded_ratios(readme, bindings) == []
+
+
+def test_an_unmarked_loaded_ratio_is_caught(readme, bindings) -> None:
+    row = next(r for r in results_rows(readme) if "grader_vs_humaneval" in r)
+    unmarked = row.replace(MARKER, "(")
+    assert unmarked_loaded_ratios(readme.replace(row, unmarked), bindings)
 
 
 def _perturbed(token: str) -> list[str]:
