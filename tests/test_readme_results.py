@@ -155,7 +155,7 @@ def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-LOADED = 1.0  # a 1-minute load average at or above this, before or during, on the 2-core machine: a shared CPU
+LOADED = 1.0  # a 1-minute load average at or above this, before or during, on 2 cores: a shared CPU
 MARKER = "(loaded: "
 
 
