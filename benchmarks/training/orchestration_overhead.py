@@ -12,8 +12,8 @@ variant's final states are checked equal to the plain loop's. Variants:
 - ``graph``: one LangGraph invocation per episode (`build_graph`), no checkpointer. This is what the
   trainer runs: `training.rollout.run_lockstep` invokes `build_training_graph` once per episode, all of
   a rollout's episodes concurrently;
-- ``batched``: LangGraph invocations over batches of episodes (`benchmarks.orchestration`, not part of
-  the package), no checkpointer.
+- ``batched``: LangGraph invocations over batches of episodes (`benchmarks.training.orchestration`, not
+  part of the package), no checkpointer.
 
 Reported: episodes per CPU-second of each (median over ``--repeats``; wall-clock too) and its throughput
 ratio to ``plain``: the median of the per-repeat ratios, each between runs made back to back. Everything is
