@@ -9,12 +9,12 @@ import time
 import numpy as np
 import pytest
 
+from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.guardrails import Outcome, classify, error_budget
 from coding_framework.serving.rollout import RolloutFinished, RolloutManager
 from coding_framework.serving.rollout_record import Budget
 from coding_framework.serving.stats import stratified_sequence
-from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 CHAMP, CAND = "champ@0000", "cand@0000"
 POLICY = RolloutPolicy(margin=0.3, min_graded=20, drain_s=0, steps=[10, 50, 100])
