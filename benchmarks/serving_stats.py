@@ -47,9 +47,10 @@ from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 from benchmarks.machine import LoadMonitor, write_result
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.guardrails import Outcome, error_budget
-from coding_framework.serving.rollout import RolloutManager
-from coding_framework.serving.stats import Verdict, compare, confidence_sequence, samples_to_verdict
+from coding_framework.serving.rollouts.guardrails import error_budget
+from coding_framework.serving.rollouts.manager import RolloutManager
+from coding_framework.serving.rollouts.outcomes import Outcome
+from coding_framework.serving.rollouts.stats import Verdict, compare, confidence_sequence, samples_to_verdict
 
 RESULTS = Path(__file__).parent / "results"
 POLICY = RolloutPolicy()

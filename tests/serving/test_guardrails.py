@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.guardrails import Outcome, classify, error_budget
-from coding_framework.serving.rollout import RolloutFinished, RolloutManager
-from coding_framework.serving.rollout_record import Budget
-from coding_framework.serving.stats import stratified_sequence
+from coding_framework.serving.rollouts.api import Budget
+from coding_framework.serving.rollouts.guardrails import error_budget
+from coding_framework.serving.rollouts.manager import RolloutFinished, RolloutManager
+from coding_framework.serving.rollouts.outcomes import Outcome, classify
+from coding_framework.serving.rollouts.stats import stratified_sequence
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 CHAMP, CAND = "champ@0000", "cand@0000"

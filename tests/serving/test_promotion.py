@@ -9,8 +9,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.promotion import EXPERIMENT, move_aliases
-from coding_framework.serving.rollout import RolloutManager
+from coding_framework.serving.rollouts.manager import RolloutManager
+from coding_framework.serving.rollouts.promotion import EXPERIMENT, move_aliases
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 pytestmark = pytest.mark.slow  # MLflow creates its SQLite schema (a few seconds)

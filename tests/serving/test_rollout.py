@@ -10,8 +10,8 @@ import random
 import pytest
 
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.assignment import bucket
-from coding_framework.serving.rollout import RolloutConflict, RolloutManager
+from coding_framework.serving.rollouts.assignment import bucket
+from coding_framework.serving.rollouts.manager import RolloutConflict, RolloutManager
 from tests.serving.rollout_fakes import RecordingHooks, Traffic
 
 CHAMP, CAND = "champ@0000", "cand@0000"

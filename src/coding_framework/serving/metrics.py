@@ -24,7 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from coding_framework.serving.guardrails import Outcome, Source
+from coding_framework.serving.rollouts.outcomes import Outcome, Source
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
