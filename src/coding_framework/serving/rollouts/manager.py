@@ -199,7 +199,7 @@ class RolloutManager:
                 raise RolloutFinished(f"rollout {rollout_id} has ended already ({r.status}): nothing to "
                                       f"abort")
             self._end(r, "aborted", "abort", reason)
-            return r.status_object().model_dump(mode="json")
+            return r.to_status().model_dump(mode="json")
 
     def replace_champion(self, version: str, reason: str) -> str:
         """Make ``version`` the champion for everyone now (aborting a rollout in progress); returns the
@@ -216,11 +216,11 @@ class RolloutManager:
     def status(self, rollout_id: str) -> dict[str, Any]:
         """The contract's status object (`RolloutStatus`, as JSON); KeyError for an unknown id."""
         with self._lock:
-            return self._rollouts[rollout_id].status_object().model_dump(mode="json")
+            return self._rollouts[rollout_id].to_status().model_dump(mode="json")
 
     def list(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [r.status_object().model_dump(mode="json") for r in self._rollouts.values()]
+            return [r.to_status().model_dump(mode="json") for r in self._rollouts.values()]
 
     def export_state(self) -> tuple[builtins.list[dict[str, Any]], tuple[bool, Pins]]:
         """What changed since the last call, for the state file: the records of the rollouts that changed
@@ -392,7 +392,7 @@ class RolloutManager:
 
     def _finish(self, r: Rollout, retire: str, promote: tuple[Any, Any] | None) -> None:
         if r.mlflow_run_id is not None:
-            self._log.finish(r.mlflow_run_id, r.status_object().model_dump(mode="json"))
+            self._log.finish(r.mlflow_run_id, r.to_status().model_dump(mode="json"))
         if promote is not None:
             self._log.promote(*promote)
         self._spawn(self._retire_later(retire))

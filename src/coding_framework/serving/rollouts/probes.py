@@ -45,7 +45,7 @@ def load_probe_set(source: str) -> list[Problem]:
 
 
 class Prober(Protocol):
-    """What probes use of the server (``server_state.Server``)."""
+    """What probes use of the server (``server_context.Server``)."""
 
     config: Any
     solver: Any

@@ -54,7 +54,7 @@ class Rollout:
     def weights(self) -> dict[str, int]:
         return {self.champion: 100 - self.weight, self.candidate: self.weight}
 
-    def status_object(self) -> RolloutStatus:
+    def to_status(self) -> RolloutStatus:
         """The contract's status object (GET /v1/rollouts/{id})."""
         return RolloutStatus.model_validate({
             "id": self.id, "status": self.status, "candidate_version": self.candidate,
