@@ -26,6 +26,7 @@ __all__ = [
     "BudgetStatus",
     "ComparisonStatus",
     "Decision",
+    "DecisionAction",
     "LatencyStatus",
     "ProbePlan",
     "ProbeRequest",
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 RolloutPhase = Literal["running", "promoted", "rolled_back", "inconclusive", "aborted"]
-Action = Literal["start", "advance", "promote", "rollback", "abort", "hold", "resume"]
+DecisionAction = Literal["start", "advance", "promote", "rollback", "abort", "hold", "resume"]
 
 
 def _number(value: Any) -> bool:
@@ -246,7 +247,7 @@ class BudgetStatus(_Status):
 
 class Decision(_Status):
     at: float
-    action: Action
+    action: DecisionAction
     weights: dict[str, int]
     reason: str
     test: ComparisonStatus | None

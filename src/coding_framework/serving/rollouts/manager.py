@@ -39,7 +39,7 @@ from pydantic import ValidationError
 
 from coding_framework.config.rollout import RolloutPolicy, RolloutStrategy
 from coding_framework.logs import get_logger
-from coding_framework.serving.rollouts.api import Budget, ProbePlan, RolloutPhase
+from coding_framework.serving.rollouts.api import Budget, DecisionAction, ProbePlan, RolloutPhase
 from coding_framework.serving.rollouts.arms import Arm
 from coding_framework.serving.rollouts.assignment import Assigner
 from coding_framework.serving.rollouts.guardrails import PASS_RATE, Watch, error_budget, trips
@@ -327,7 +327,7 @@ class RolloutManager:
     def _rollback(self, r: Rollout, reason: str) -> None:
         self._end(r, "rolled_back", "rollback", reason)
 
-    def _end(self, r: Rollout, status: RolloutPhase, action: str, reason: str) -> None:
+    def _end(self, r: Rollout, status: RolloutPhase, action: DecisionAction, reason: str) -> None:
         """Route everyone to the champion; the candidate is retired after the drain."""
         r.status, r.held, r.reason = status, False, reason
         self._assigner.drop_candidate()
@@ -378,7 +378,7 @@ class RolloutManager:
         self._decide(r, "start", f"{r.strategy}: {r.candidate} gets {detail}; {r.champion} is the "
                                  f"champion{probes}")
 
-    def _decide(self, r: Rollout, action: str, reason: str) -> None:
+    def _decide(self, r: Rollout, action: DecisionAction, reason: str) -> None:
         decision = {"at": time.time(), "action": action, "weights": r.weights(), "reason": reason,
                     "test": r.test.as_dict() if r.test else None,
                     "arms": {v: arm.snapshot() for v, arm in r.arms.items()}}
