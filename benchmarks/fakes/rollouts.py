@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from coding_framework.serving.guardrails import Outcome
-from coding_framework.serving.rollout import RolloutManager, Route
+from coding_framework.serving.rollouts.manager import RolloutManager, Route
+from coding_framework.serving.rollouts.outcomes import Outcome
 
 
 @dataclass

@@ -16,7 +16,7 @@ Steps, all through the real CLI as subprocesses:
 
 The demo's policy (`--margin`, `--min-graded`, `--steps`) is looser than the shipped one so that it ends in
 minutes on a CPU: the non-inferiority margin decides how many graded requests a promotion needs (see
-`serving.stats.samples_to_verdict`). The margin must stay below the champion's pass rate: a candidate
+`serving.rollouts.stats.samples_to_verdict`). The margin must stay below the champion's pass rate: a candidate
 that fails everything IS non-inferior within a margin larger than the champion's whole pass rate. The
 trained challenger passes about 0.2-0.3 of the held-out problems in two rounds, hence 0.15. The last
 stdout line is a JSON summary.

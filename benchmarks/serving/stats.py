@@ -43,9 +43,10 @@ from scipy import stats as sps
 from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from benchmarks.harness import RESULTS, LoadMonitor, write_result
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.guardrails import Outcome, error_budget
-from coding_framework.serving.rollout import RolloutManager
-from coding_framework.serving.stats import Verdict, compare, confidence_sequence, samples_to_verdict
+from coding_framework.serving.rollouts.guardrails import error_budget
+from coding_framework.serving.rollouts.manager import RolloutManager
+from coding_framework.serving.rollouts.outcomes import Outcome
+from coding_framework.serving.rollouts.stats import Verdict, compare, confidence_sequence, samples_to_verdict
 
 POLICY = RolloutPolicy()
 ALPHA, TAU = POLICY.alpha, POLICY.mixture_tau

@@ -9,18 +9,18 @@ Strategies (``RolloutPolicy`` holds the numbers):
 - ``shadow``: the client always gets the champion's answer; ``shadow_share`` of requests also go to the
   candidate, whose answer is graded and dropped. Non-inferior after ``min_graded`` grades promotes.
 
-Grades come from clients' /v1/solve tests and from the rollout's probe set (``serving.probes``); the tests
-compare the arms source by source (``serving.stats.compare_strata``). At any moment a significantly lower
-pass rate, a guardrail (a significantly higher rate of unparseable, crashing or timing-out answers,
-``serving.guardrails``), an error burst (``error_burst`` of the last ``error_window`` candidate requests
-failed and its error rate is significantly above the champion's, no grades needed) or a sample-ratio
-mismatch rolls back: no request reaches the candidate after that. The rollback tests share the error
-budget ``alpha``. A rollout that exhausts its budget (``max_duration_s``, ``max_graded``) ends
+Grades come from clients' /v1/solve tests and from the rollout's probe set (``rollouts.probes``); the tests
+compare the arms source by source (``rollouts.stats.compare_strata``). At any moment a significantly lower
+pass rate, a guardrail (``rollouts.guardrails.GUARDRAILS``: a significantly higher rate of unparseable,
+crashing or timing-out answers, or an error burst: ``error_burst`` of the last ``error_window`` candidate
+requests failed and its error rate is significantly above the champion's, no grades needed) or a
+sample-ratio mismatch rolls back: no request reaches the candidate after that. The rollback tests share the
+error budget ``alpha``. A rollout that exhausts its budget (``max_duration_s``, ``max_graded``) ends
 ``inconclusive`` and rolls back or holds; ``abort`` rolls back at once (``aborted``).
 
 Decisions run inside ``observe``/``observe_grade``/``tick`` (cheap, any thread); retiring versions, moving
-registry aliases and MLflow logging run in the background (see ``serving.promotion``). ``export_state`` and
-``restore`` carry the rollouts and sticky sessions across a restart (``serving.state``).
+registry aliases and MLflow logging run in the background (see ``rollouts.promotion``). ``export_state`` and
+``restore`` carry the rollouts and sticky sessions across a restart (``serving.state_file``).
 """
 
 from __future__ import annotations
@@ -33,24 +33,25 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from pydantic import ValidationError
 
-from coding_framework.config.rollout import RolloutPolicy
+from coding_framework.config.rollout import RolloutPolicy, RolloutStrategy
 from coding_framework.logs import get_logger
-from coding_framework.serving.arms import Arm
-from coding_framework.serving.assignment import Assigner
-from coding_framework.serving.guardrails import Outcome, Source, breach, error_budget, strata
-from coding_framework.serving.promotion import RolloutLog
-from coding_framework.serving.rollout_record import Budget, ProbePlan, Rollout
-from coding_framework.serving.stats import SequentialSRM, Verdict, compare_strata, confidence_sequence
+from coding_framework.serving.rollouts.api import Budget, DecisionAction, ProbePlan, RolloutPhase
+from coding_framework.serving.rollouts.arms import Arm
+from coding_framework.serving.rollouts.assignment import Assigner
+from coding_framework.serving.rollouts.guardrails import PASS_RATE, Watch, error_budget, trips
+from coding_framework.serving.rollouts.outcomes import Outcome, Source, strata
+from coding_framework.serving.rollouts.promotion import RolloutLog
+from coding_framework.serving.rollouts.record import Rollout
+from coding_framework.serving.rollouts.stats import SequentialSRM, Verdict, compare_strata
 
-__all__ = ["STRATEGIES", "RolloutConflict", "RolloutFinished", "RolloutHooks", "RolloutManager", "Route"]
+__all__ = ["RolloutConflict", "RolloutFinished", "RolloutHooks", "RolloutManager", "Route"]
 
 log = get_logger(__name__)
 
-STRATEGIES = ("immediate", "shadow", "canary")
 Pins = list[tuple[str, str]]  # (session, version)
 
 
@@ -143,7 +144,7 @@ class RolloutManager:
                 return
             r.arms[version].record(latency_s=latency_s, error=error, tokens=tokens)
             if error and version == r.candidate:
-                self._check_errors(r)
+                self._guard(r, "errors")
 
     def observe_grade(self, version: str, outcome: Outcome, source: Source = "client") -> None:
         """A graded answer of ``version``: a client's tests or a probe's (probes skip the history)."""
@@ -163,7 +164,7 @@ class RolloutManager:
             if r is not None and r.status == "running":
                 self._check_budget(r)
 
-    async def start(self, candidate_spec: str, strategy: str, steps: list[int] | None, *,
+    async def start(self, candidate_spec: str, strategy: RolloutStrategy, steps: list[int] | None, *,
                     budget: Budget | None = None, probe: ProbePlan | None = None) -> dict[str, Any]:
         """Deploy ``candidate_spec`` and start moving traffic to it. ValueError: bad input (a 4xx)."""
         plan = self._plan(strategy, steps)
@@ -198,7 +199,7 @@ class RolloutManager:
                 raise RolloutFinished(f"rollout {rollout_id} has ended already ({r.status}): nothing to "
                                       f"abort")
             self._end(r, "aborted", "abort", reason)
-            return r.status_object()
+            return r.to_status().model_dump(mode="json")
 
     def replace_champion(self, version: str, reason: str) -> str:
         """Make ``version`` the champion for everyone now (aborting a rollout in progress); returns the
@@ -213,13 +214,13 @@ class RolloutManager:
         return old
 
     def status(self, rollout_id: str) -> dict[str, Any]:
-        """The contract's status object; KeyError for an unknown id."""
+        """The contract's status object (`RolloutStatus`, as JSON); KeyError for an unknown id."""
         with self._lock:
-            return self._rollouts[rollout_id].status_object()
+            return self._rollouts[rollout_id].to_status().model_dump(mode="json")
 
     def list(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [r.status_object() for r in self._rollouts.values()]
+            return [r.to_status().model_dump(mode="json") for r in self._rollouts.values()]
 
     def export_state(self) -> tuple[builtins.list[dict[str, Any]], tuple[bool, Pins]]:
         """What changed since the last call, for the state file: the records of the rollouts that changed
@@ -256,39 +257,24 @@ class RolloutManager:
 
     # -- decisions (called with the lock held) ---------------------------------------------------------
 
-    def _check_errors(self, r: Rollout) -> None:
-        cand, champ = r.arms[r.candidate], r.arms[r.champion]
-        burst = cand.recent_errors
-        if burst < self._policy.error_burst:
-            return
-        _, lower, upper = confidence_sequence(
-            (champ.errors, champ.requests), (cand.errors, cand.requests), self._alphas["errors"],
-            self._policy.mixture_tau)
-        if champ.requests and lower <= 0:
-            return
-        baseline = (f"the champion's error rate is {champ.errors}/{champ.requests} (always-valid interval of "
-                    f"the difference [{lower:.3f}, {upper:.3f}])" if champ.requests else
-                    "the champion has no requests to compare with")
-        self._rollback(r, f"error burst: {burst} of the last {cand.window} candidate requests failed "
-                          f"({cand.errors}/{cand.requests} in all); {baseline}")
+    def _guard(self, r: Rollout, watch: Watch) -> bool:
+        """Roll back if a guardrail watching ``watch`` trips; whether one did."""
+        reason = trips(watch, r.arms[r.champion], r.arms[r.candidate], self._alphas, self._policy)
+        if reason is not None:
+            self._rollback(r, reason)
+        return reason is not None
 
     def _check_grades(self, r: Rollout) -> None:
         cand, champ = r.arms[r.candidate], r.arms[r.champion]
-        p, alpha = self._policy, self._alphas["pass_rate"]
+        p, alpha = self._policy, self._alphas[PASS_RATE]
         r.test = compare_strata(strata(champ.outcomes, cand.outcomes, frozenset({Outcome.PASSED})),
                                 alpha=alpha, tau=p.mixture_tau, margin=p.margin)
-        rates = (f"pass rate {_rates(cand)} vs the champion's {_rates(champ)}; always-valid "
+        rates = (f"pass rate {cand.rates()} vs the champion's {champ.rates()}; always-valid "
                  f"{1 - alpha:.1%} interval of the difference [{r.test.lower:.3f}, {r.test.upper:.3f}]")
         if r.test.verdict is Verdict.WORSE:
             self._rollback(r, f"significant pass-rate drop: {rates}")
             return
-        hit = breach(champ.outcomes, cand.outcomes, self._alphas, p.mixture_tau)
-        if hit is not None:
-            g = hit.guardrail
-            interval = f"[{hit.test.lower:.3f}, {hit.test.upper:.3f}]"
-            self._rollback(r, f"guardrail {g.value}: {_rates(cand, g)} {g.value} vs the champion's "
-                              f"{_rates(champ, g)}; always-valid {1 - self._alphas[g]:.2%} interval of the "
-                              f"difference in answers without it {interval}")
+        if self._guard(r, "grades"):
             return
         if r.held:
             return
@@ -341,7 +327,7 @@ class RolloutManager:
     def _rollback(self, r: Rollout, reason: str) -> None:
         self._end(r, "rolled_back", "rollback", reason)
 
-    def _end(self, r: Rollout, status: str, action: str, reason: str) -> None:
+    def _end(self, r: Rollout, status: RolloutPhase, action: DecisionAction, reason: str) -> None:
         """Route everyone to the champion; the candidate is retired after the drain."""
         r.status, r.held, r.reason = status, False, reason
         self._assigner.drop_candidate()
@@ -358,9 +344,10 @@ class RolloutManager:
 
     # -- bookkeeping ----------------------------------------------------------------------------------
 
-    def _plan(self, strategy: str, steps: builtins.list[int] | None) -> builtins.list[int]:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    def _plan(self, strategy: RolloutStrategy, steps: builtins.list[int] | None) -> builtins.list[int]:
+        names = get_args(RolloutStrategy)
+        if strategy not in names:
+            raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(names)}")
         if strategy == "immediate":
             return [100]
         if strategy == "shadow" or steps is None:
@@ -370,8 +357,8 @@ class RolloutManager:
         except ValidationError as exc:
             raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
 
-    def _new_rollout(self, candidate: str, strategy: str, steps: builtins.list[int], budget: Budget,
-                     spec: str, probe: ProbePlan | None) -> Rollout:
+    def _new_rollout(self, candidate: str, strategy: RolloutStrategy, steps: builtins.list[int],
+                     budget: Budget, spec: str, probe: ProbePlan | None) -> Rollout:
         p = self._policy
         arms = {self.champion: Arm(p.error_window), candidate: Arm(p.error_window)}
         if strategy == "immediate" and self.champion in self._history:
@@ -391,7 +378,7 @@ class RolloutManager:
         self._decide(r, "start", f"{r.strategy}: {r.candidate} gets {detail}; {r.champion} is the "
                                  f"champion{probes}")
 
-    def _decide(self, r: Rollout, action: str, reason: str) -> None:
+    def _decide(self, r: Rollout, action: DecisionAction, reason: str) -> None:
         decision = {"at": time.time(), "action": action, "weights": r.weights(), "reason": reason,
                     "test": r.test.as_dict() if r.test else None,
                     "arms": {v: arm.snapshot() for v, arm in r.arms.items()}}
@@ -405,7 +392,7 @@ class RolloutManager:
 
     def _finish(self, r: Rollout, retire: str, promote: tuple[Any, Any] | None) -> None:
         if r.mlflow_run_id is not None:
-            self._log.finish(r.mlflow_run_id, r.status_object())
+            self._log.finish(r.mlflow_run_id, r.to_status().model_dump(mode="json"))
         if promote is not None:
             self._log.promote(*promote)
         self._spawn(self._retire_later(retire))
@@ -437,13 +424,6 @@ class RolloutManager:
         if version not in arms:
             arms[version] = Arm(1)
         return arms[version]
-
-
-def _rates(arm: Arm, outcome: Outcome = Outcome.PASSED) -> str:
-    """``k/n`` per source with grades, e.g. ``3/40 client, 0/12 probe``."""
-    parts = [f"{arm.outcomes[s][outcome]}/{arm.graded_by(s)} {s}" for s in ("client", "probe")
-             if arm.graded_by(s)]
-    return ", ".join(parts) or "0/0"
 
 
 def _split(candidate_percent: float) -> tuple[float, float]:

@@ -21,15 +21,15 @@ from coding_framework.serving.auth import Auth
 from coding_framework.serving.deployments import Deployments
 from coding_framework.serving.errors import APIError
 from coding_framework.serving.failover import Failover
-from coding_framework.serving.guardrails import Outcome, Source
 from coding_framework.serving.metrics import Metrics
 from coding_framework.serving.pool import Admission, RateLimiter
-from coding_framework.serving.probes import ProbeRunner, load_probe_set
-from coding_framework.serving.promotion import swap_aliases
-from coding_framework.serving.rollout import RolloutManager, Route
-from coding_framework.serving.rollout_record import Budget, ProbePlan
+from coding_framework.serving.rollouts.api import RolloutRequest
+from coding_framework.serving.rollouts.manager import RolloutManager, Route
+from coding_framework.serving.rollouts.outcomes import Outcome, Source
+from coding_framework.serving.rollouts.probes import ProbeRunner, load_probe_set
+from coding_framework.serving.rollouts.promotion import swap_aliases
 from coding_framework.serving.solve import Solver
-from coding_framework.serving.state import StateStore
+from coding_framework.serving.state_file import StateStore
 
 __all__ = ["DEFAULT_MODELS", "Server"]
 
@@ -152,11 +152,13 @@ class Server:
         self.metrics.grade(version, outcome, source)
         self.rollouts.observe_grade(version, outcome, source)
 
-    async def start_rollout(self, candidate: str, strategy: str, steps: list[int] | None, *,
-                            budget: Budget | None = None, probe: ProbePlan | None = None) -> dict[str, Any]:
+    async def start_rollout(self, request: RolloutRequest) -> dict[str, Any]:
         """`RolloutManager.start`, with the probe set loaded first (a bad source is a ValueError: 400)."""
+        policy = self.config.rollout
+        probe = request.probe_plan(policy)
         problems = await asyncio.to_thread(load_probe_set, probe.source) if probe else None
-        status = await self.rollouts.start(candidate, strategy, steps, budget=budget, probe=probe)
+        status = await self.rollouts.start(request.candidate, request.strategy, request.steps,
+                                           budget=request.budget(policy), probe=probe)
         if probe is not None and problems is not None:
             self.probes.start(status["id"], probe, problems)
         return status

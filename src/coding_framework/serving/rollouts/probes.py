@@ -1,8 +1,9 @@
 """Probe-graded rollouts: problems with tests sent to both the champion and the candidate, off the request
 path, so a rollout on chat-only traffic still has a verified-correctness signal.
 
-A probe set is a benchmark (``synthetic``), a benchmark split (``synthetic:heldout``) or a problem-record
-JSONL on the server (``problems.load_problem_records``). While its rollout runs, ``rate_per_s`` times a
+A probe set is a problem source as everywhere else (``problems.sources``): a benchmark (``synthetic``), a
+benchmark split (``mbpp:validation``, its file found under ``$CODING_FRAMEWORK_DATA_DIR`` as ``evaluate``
+finds it) or a problem-record JSONL on the server. While its rollout runs, ``rate_per_s`` times a
 second the next problem goes to BOTH arms through the /v1/solve workflow (``Solver.solve_problem``: the
 clients' prompt format, the same Grader), and each answer's outcome feeds the rollout's tests as source
 ``probe``. Probes never touch the session assigner, so they cannot move sticky sessions or the
@@ -13,33 +14,28 @@ flight is skipped, so probes never queue up behind clients.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any, Protocol
 
 from coding_framework.agents.freeform import has_tests
 from coding_framework.logs import get_logger
-from coding_framework.problems import Problem, ProblemLoadError, load_benchmark, load_problem_records
+from coding_framework.problems import Problem, ProblemLoadError
+from coding_framework.problems.sources import load_source
 from coding_framework.serving.errors import APIError
-from coding_framework.serving.guardrails import Outcome, Source
-from coding_framework.serving.rollout_record import ProbePlan
+from coding_framework.serving.rollouts.api import ProbePlan
+from coding_framework.serving.rollouts.outcomes import Outcome, Source
 
 __all__ = ["ProbeRunner", "load_probe_set"]
 
 log = get_logger(__name__)
-_RECORD_SUFFIXES = (".jsonl", ".json", ".gz")
 
 
 def load_probe_set(source: str) -> list[Problem]:
     """The problems (with tests) of a probe source; a one-line ValueError when it names none."""
-    path = Path(source).expanduser()
     try:
-        if path.suffix in _RECORD_SUFFIXES or path.is_file():
-            problems = load_problem_records(path)
-        else:
-            name, _, split = source.partition(":")
-            problems = load_benchmark(name, split=split or "all")
+        problems = load_source(source)
     except (ProblemLoadError, ValueError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        first = first.removeprefix(f"problem source {source.strip()!r}: ")
         raise ValueError(f"probe source {source!r}: {first}; give a benchmark, NAME:SPLIT or a "
                          f"problem-record JSONL on the server") from None
     tested = [p for p in problems if has_tests(p)]
@@ -49,7 +45,7 @@ def load_probe_set(source: str) -> list[Problem]:
 
 
 class Prober(Protocol):
-    """What probes use of the server (``server_state.Server``)."""
+    """What probes use of the server (``server_context.Server``)."""
 
     config: Any
     solver: Any

@@ -1,5 +1,6 @@
-"""One rollout's record: its plan, arms, test state and decisions; the status object the API returns; and
-the plain-JSON form the state file keeps, so a restarted server resumes it with the same id and counts."""
+"""One rollout's record: its plan, arms, test state and decisions; the status the API returns
+(`api.RolloutStatus`); and the plain-JSON form the state file keeps, so a restarted server resumes it with
+the same id and counts."""
 
 from __future__ import annotations
 
@@ -7,30 +8,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from coding_framework.config.rollout import InconclusivePolicy
-from coding_framework.serving.arms import Arm
-from coding_framework.serving.stats import Comparison, SequentialSRM, Verdict
+from coding_framework.config.rollout import RolloutStrategy
+from coding_framework.serving.rollouts.api import Budget, ProbePlan, RolloutPhase, RolloutStatus
+from coding_framework.serving.rollouts.arms import Arm
+from coding_framework.serving.rollouts.stats import Comparison, SequentialSRM, Verdict
 
-__all__ = ["Budget", "ProbePlan", "Rollout"]
-
-
-@dataclass(frozen=True)
-class Budget:
-    """When a rollout without a verdict ends ``inconclusive``, and what happens then."""
-
-    max_duration_s: float | None
-    max_graded: int | None
-    on_inconclusive: InconclusivePolicy
-
-
-@dataclass(frozen=True)
-class ProbePlan:
-    """A probe set: ``source`` (benchmark, NAME:SPLIT or a problem-record JSONL on the server), problems per
-    second to each arm, and at most ``limit`` problems (None: cycle until the rollout ends)."""
-
-    source: str
-    rate_per_s: float
-    limit: int | None
+__all__ = ["Rollout"]
 
 
 @dataclass
@@ -38,7 +21,7 @@ class Rollout:
     id: str
     candidate: str
     champion: str
-    strategy: str
+    strategy: RolloutStrategy
     steps: list[int]
     arms: dict[str, Arm]
     srm: SequentialSRM
@@ -48,7 +31,7 @@ class Rollout:
     started_at: float = field(default_factory=time.time)
     step: int = 0
     step_start_graded: int = 0
-    status: str = "running"
+    status: RolloutPhase = "running"
     held: bool = False  # inconclusive with on_inconclusive=hold: the split stays, only rollbacks remain
     reason: str = ""
     test: Comparison | None = None
@@ -71,9 +54,9 @@ class Rollout:
     def weights(self) -> dict[str, int]:
         return {self.champion: 100 - self.weight, self.candidate: self.weight}
 
-    def status_object(self) -> dict[str, Any]:
+    def to_status(self) -> RolloutStatus:
         """The contract's status object (GET /v1/rollouts/{id})."""
-        return {
+        return RolloutStatus.model_validate({
             "id": self.id, "status": self.status, "candidate_version": self.candidate,
             "champion_version": self.champion, "strategy": self.strategy, "steps": self.steps,
             "step": self.step, "weights": self.weights(), "held": self.held,
@@ -83,9 +66,9 @@ class Rollout:
             "budget": {"elapsed_s": round(self.elapsed_s, 3), "graded": self.arms[self.candidate].all_graded,
                        "max_duration_s": self.budget.max_duration_s, "max_graded": self.budget.max_graded,
                        "on_inconclusive": self.budget.on_inconclusive},
-            "probe": None if self.probe is None else vars(self.probe),
+            "probe": self.probe,
             "decisions": list(self.decisions), "mlflow_run_id": self.mlflow_run_id,
-        }
+        })
 
     def to_state(self) -> dict[str, Any]:
         return {

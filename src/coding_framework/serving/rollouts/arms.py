@@ -2,7 +2,7 @@
 
 Recording is O(1) (it runs on every request); percentiles are computed when a snapshot is asked for, over
 a bounded window of the latest latencies. Grades are kept per source (``client``: a client's /v1/solve
-tests; ``probe``: the rollout's probe set) and per outcome (`serving.guardrails.Outcome`); ``graded`` and
+tests; ``probe``: the rollout's probe set) and per outcome (`rollouts.outcomes.Outcome`); ``graded`` and
 ``passed`` are the client's, ``probe_graded`` and ``probe_passed`` the probes'.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from coding_framework.serving.guardrails import SOURCES, Outcome, Source
+from coding_framework.serving.rollouts.outcomes import SOURCES, Outcome, Source
 
 __all__ = ["Arm"]
 
@@ -72,6 +72,11 @@ class Arm:
     @property
     def recent_errors(self) -> int:
         return sum(self._recent)
+
+    def rates(self, outcome: Outcome = Outcome.PASSED) -> str:
+        """``k/n`` of ``outcome`` per source with grades, e.g. ``3/40 client, 0/12 probe``."""
+        parts = [f"{self.outcomes[s][outcome]}/{self.graded_by(s)} {s}" for s in SOURCES if self.graded_by(s)]
+        return ", ".join(parts) or "0/0"
 
     @property
     def pass_rate(self) -> float | None:
