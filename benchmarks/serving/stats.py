@@ -6,10 +6,10 @@ Reproduce:
 1. A/A: ``--experiments`` simulated experiments per setting (champion and candidate share one pass rate;
    the candidate gets ``share`` of the graded requests), each looked at after EVERY observation up to
    ``--observations``. A false positive is an experiment whose test ever declares a difference. Ours is
-   `serving.stats.confidence_sequence` (the mSPRT interval, called as the server calls it), beside a naive
-   Welch t-test at 5% run at the same peeks: the anchor for what peeking does to a fixed-n test.
-2. Power: `serving.stats.samples_to_verdict` (graded candidate requests for a 50% and 80% chance of the
-   WORSE verdict) against the simulated distribution of the request at which the verdict came.
+   `serving.rollouts.stats.confidence_sequence` (the mSPRT interval, called as the server calls it), beside a
+   naive Welch t-test at 5% run at the same peeks: the anchor for what peeking does to a fixed-n test.
+2. Power: `serving.rollouts.stats.samples_to_verdict` (graded candidate requests for a 50% and 80% chance of
+   the WORSE verdict) against the simulated distribution of the request at which the verdict came.
 3. Guardrails A/A (``--guardrail-experiments``): the real `RolloutManager` with every rollback test on (pass
    rate, the unparseable / crash / timeout guardrails, error bursts, SRM), its steps never advancing
    (``min_graded`` 1e9) so each experiment runs its whole horizon, peeked after EVERY observation: client
