@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.evaluation.passk import summarize
-from coding_framework.grading import ExecutionResult, Grader
+from coding_framework.grading import ExecutionResult, Grader, Language
 from coding_framework.problems import Problem
 from coding_framework.rewards.review_credit import review_outcomes, usefulness_rate
 
@@ -55,11 +55,16 @@ def repeat(problems: Sequence[Problem], n: int) -> list[Problem]:
 
 
 def grade(
-    grader: Grader, problems: Sequence[Problem], programs: Sequence[str], progress: bool = False
+    grader: Grader,
+    problems: Sequence[Problem],
+    programs: Sequence[str],
+    progress: bool = False,
+    languages: Sequence[Language] | None = None,
 ) -> list[ExecutionResult]:
-    """Grade ``programs[i]`` against ``problems[i]`` in the sandbox, concurrently; results in input order."""
+    """Grade ``programs[i]`` (in ``languages[i]``; default Python) against ``problems[i]`` in the sandbox,
+    concurrently; results in input order."""
     items = list(zip(problems, programs, strict=True))
-    return grader.grade_many(items, progress="grading" if progress else False)
+    return grader.grade_many(items, progress="grading" if progress else False, languages=languages)
 
 
 async def agrade(
