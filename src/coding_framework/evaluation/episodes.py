@@ -1,9 +1,9 @@
 """The one evaluation path: repeat each problem, grade the final programs, group by task, pass@k.
 
 ``CodingSupervisor.evaluate`` (a benchmark), ``training.heldout`` (the held-out problems during training)
-and ``evaluation.samples`` (a samples file) all grade and score through these functions, so pass@k means
-the same thing everywhere. How the programs are produced (a workflow, a lockstep rollout, a file) stays
-with the caller.
+and ``evaluation.samples`` (a samples file, whose programs may be C++) all grade through
+``Grader.grade_many`` and score through these functions, so pass@k means the same thing everywhere. How
+the programs are produced (a workflow, a lockstep rollout, a file) stays with the caller.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.evaluation.passk import summarize
-from coding_framework.grading import ExecutionResult, Grader, Language
+from coding_framework.grading import ExecutionResult, Grader
 from coding_framework.problems import Problem
 from coding_framework.rewards.review_credit import review_outcomes, usefulness_rate
 
@@ -55,16 +55,11 @@ def repeat(problems: Sequence[Problem], n: int) -> list[Problem]:
 
 
 def grade(
-    grader: Grader,
-    problems: Sequence[Problem],
-    programs: Sequence[str],
-    progress: bool = False,
-    languages: Sequence[Language] | None = None,
+    grader: Grader, problems: Sequence[Problem], programs: Sequence[str], progress: bool = False
 ) -> list[ExecutionResult]:
-    """Grade ``programs[i]`` (in ``languages[i]``; default Python) against ``problems[i]`` in the sandbox,
-    concurrently; results in input order."""
+    """Grade ``programs[i]`` against ``problems[i]`` in the sandbox, concurrently; results in input order."""
     items = list(zip(problems, programs, strict=True))
-    return grader.grade_many(items, progress="grading" if progress else False, languages=languages)
+    return grader.grade_many(items, progress="grading" if progress else False)
 
 
 async def agrade(

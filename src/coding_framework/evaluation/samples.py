@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_framework.evaluation.episodes import grade, pass_at_k_by_task
+from coding_framework.evaluation.episodes import pass_at_k_by_task
 from coding_framework.grading import LANGUAGES, ExecutionResult, Grader, Language, languages_for
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
 from coding_framework.problems.sources import resolve_source
@@ -108,7 +108,9 @@ def grade_samples(
     by_id = {p.task_id: p for p in problems}
     tasks = [by_id[s.task_id] for s in samples]
     programs = [s.program(p) for p, s in zip(tasks, samples, strict=True)]
-    return grade(grader, tasks, programs, progress=progress, languages=[s.language for s in samples])
+    items = list(zip(tasks, programs, strict=True))
+    languages = [s.language for s in samples]
+    return grader.grade_many(items, progress="grading" if progress else False, languages=languages)
 
 
 def base_passed(problem: Problem, result: ExecutionResult) -> bool:
