@@ -48,7 +48,8 @@ PUBLIC_API = {
         "Scores", "agrade", "family", "grade", "pass_at_k", "pass_at_k_by_task", "repeat", "score",
         "summarize",
     ],
-    "coding_framework.grading": ["ExecutionResult", "Grader", "LimitLearner", "TestOutcome", "job_for"],
+    "coding_framework.grading": ["ExecutionResult", "Grader", "LANGUAGES", "Language", "LimitLearner",
+                                 "TestOutcome", "job_for", "languages_for", "tier_of"],
     "coding_framework.graphs": [
         "EpisodeState", "RoundRecord", "build_graph", "build_inference_graph", "build_training_graph",
     ],

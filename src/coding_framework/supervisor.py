@@ -17,9 +17,9 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from coding_framework.agents.executor import completion_for
-from coding_framework.agents.factory import Agents, build_agents
+from coding_framework.agents.factory import Agents, EngineCache, build_agents
 from coding_framework.config.graph import WorkflowConfig
-from coding_framework.config.model_ref import parse_model_ref
+from coding_framework.config.model_ref import ModelRef
 from coding_framework.evaluation.episodes import grade, repeat, score
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
@@ -32,6 +32,7 @@ from coding_framework.problems.sources import resolve_source
 if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
+    from coding_framework.models import ResolvedModel
     from coding_framework.training.results import TrainingResults
 
 log = get_logger(__name__)
@@ -137,8 +138,9 @@ def episode_input(problem: Problem | str, seed: int | None = None) -> dict[str, 
 class CodingSupervisor:
     """Runs the inference workflow: ``solve`` one problem, ``evaluate`` a benchmark.
 
-    Backends come from ``config`` (built on first use) unless given. A Grader built here is closed by
-    ``close()`` (or leaving the ``with`` block).
+    Backends come from ``config`` (built on first use) unless given; ``resolved`` holds models the caller
+    already resolved, used for the specs they came from. A Grader built here is closed by ``close()`` (or
+    leaving the ``with`` block).
     """
 
     def __init__(
@@ -148,9 +150,11 @@ class CodingSupervisor:
         chat_model: BaseChatModel | None = None,
         reviewer_model: BaseChatModel | None = None,
         grader: Grader | None = None,
+        resolved: Sequence[ResolvedModel] = (),
     ) -> None:
         self.config = config or WorkflowConfig()
         self._chat_model, self._reviewer_model = chat_model, reviewer_model
+        self._resolved = tuple(resolved)
         self._grader = grader
         self._owned_grader: Grader | None = None
         self._agents: Agents | None = None
@@ -181,6 +185,7 @@ class CodingSupervisor:
                 self.grader,
                 chat_model=self._chat_model,
                 reviewer_model=self._reviewer_model,
+                engines=EngineCache(self.config.agents.vllm, self._resolved),
             )
         return self._agents
 
@@ -394,7 +399,8 @@ class CodingSupervisor:
             )
         else:
             raise ValueError(f"backend {backend!r} is not one of local, verl")
-        trained = parse_model_ref(f"local:{results.final_model_dir}")
+        assert results.final_model_dir is not None  # both backends save the final model
+        trained = ModelRef.directory(results.final_model_dir, engine="local")
         agents = self.config.agents.model_copy(update={"model": trained})
         agents.generator = agents.generator.model_copy(update={"model": None})
         agents.reviewer = agents.reviewer.model_copy(update={"model": None})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.model_ref import ModelRef
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.factory import build_chat_model, build_engine
+from coding_framework.models import ResolvedModel
 
 
 @dataclass
@@ -30,12 +32,15 @@ class Agents:
 
 class EngineCache:
     """One engine per model spec, so a Generator and an LLM Reviewer on the same model share its weights.
-    ``close`` closes the engines it built (a vLLM server one started stops with it)."""
+    ``resolved``: models the caller already resolved, built as they are for the specs they came from (so
+    their weights are not hashed again). ``close`` closes the engines it built (a vLLM server one started
+    stops with it)."""
 
-    def __init__(self, vllm: dict[str, Any] | None = None) -> None:
+    def __init__(self, vllm: dict[str, Any] | None = None, resolved: Sequence[ResolvedModel] = ()) -> None:
         self._engines: dict[str, TokenEngine] = {}
         self._built: list[TokenEngine] = []
         self._vllm = dict(vllm or {})
+        self._resolved = {str(model.ref): model for model in resolved}
 
     def add(self, spec: ModelRef, engine: TokenEngine) -> None:
         self._engines[str(spec)] = engine
@@ -43,7 +48,8 @@ class EngineCache:
     def get(self, spec: ModelRef) -> TokenEngine:
         key = str(spec)
         if key not in self._engines:
-            self._engines[key] = build_engine(LLMConfig.from_spec(spec, vllm=self._vllm))
+            config = LLMConfig.from_spec(spec, vllm=self._vllm)
+            self._engines[key] = build_engine(config, self._resolved.get(key))
             self._built.append(self._engines[key])
         return self._engines[key]
 

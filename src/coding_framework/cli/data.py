@@ -123,13 +123,12 @@ def rank(
     from coding_framework.supervisor import CodingSupervisor
 
     ref = model_flag(model)
-    if not ref.is_endpoint:
-        resolved_or_fail(ref)
+    resolved = None if ref.is_endpoint else resolved_or_fail(ref)
     problems = _load(benchmark, data, split)[:limit]
     try:
         config = workflow_config(model=ref, max_rounds=rounds)
         config.sandbox = sandbox_settings(None)
-        with CodingSupervisor(config) as supervisor:
+        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
             report = supervisor.evaluate(problems, n_samples=n)
         outcomes = [(s["task_id"], s["passed"]) for s in report.samples]
         ranked = with_pass_rates(problems, outcomes, str(ref))

@@ -16,6 +16,7 @@ from coding_framework.problems import BENCHMARKS
 if TYPE_CHECKING:
     from coding_framework.config import SandboxConfig
     from coding_framework.config.model_ref import ModelRef
+    from coding_framework.models import ResolvedModel
 
 
 @app.command()
@@ -131,10 +132,9 @@ def evaluate(
         fail(str(exc))
     if model is not None:
         ref = model_flag(model)
-        if not ref.is_endpoint:
-            resolved_or_fail(ref)
-        _generate_and_grade(benchmark, ref, n_samples, limit, data, results, sandbox, seed, agents_config,
-                            prompt, max_rounds, temperature, concurrency)
+        resolved = None if ref.is_endpoint else resolved_or_fail(ref)
+        _generate_and_grade(benchmark, ref, resolved, n_samples, limit, data, results, sandbox, seed,
+                            agents_config, prompt, max_rounds, temperature, concurrency)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -175,6 +175,7 @@ def _grade_samples(
 def _generate_and_grade(
     benchmark: str,
     model: ModelRef,
+    resolved: ResolvedModel | None,
     n_samples: int,
     limit: int | None,
     data: Path | None,
@@ -206,7 +207,7 @@ def _generate_and_grade(
             config.graph.concurrency = concurrency
             config.agents.vllm.setdefault("max_num_seqs", concurrency)  # a vLLM engine decodes them together
         config.sandbox = sandbox
-        with CodingSupervisor(config) as supervisor:
+        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
             report = supervisor.evaluate(source.name, n_samples=n_samples, limit=limit, data=data, seed=seed,
                                          prompt=prompt, split=source.split)
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:

@@ -47,11 +47,13 @@ def serve(
         cfg = load_config(ServingConfig, config or "serving", overrides)
     except ConfigError as exc:
         fail(" ".join(line.strip() for line in str(exc).splitlines() if line.strip()))
-    if not cfg.model.is_endpoint:  # a bad champion fails here, in one line, before any server starts
+    # A bad champion fails here, in one line, before any server starts; the server deploys this resolution.
+    resolved = [] if cfg.model.is_endpoint else [
         resolved_or_fail(cfg.model, registry_uri=cfg.mlflow_uri, cache_dir=cfg.model_cache)
+    ]
     if cfg.host not in ("127.0.0.1", "::1", "localhost") and not api_key:
         typer.echo(f"note: no --api-key: only loopback clients of {cfg.host} will be answered", err=True)
     try:
-        run_server(cfg, api_key=api_key, admin_key=admin_key)
+        run_server(cfg, api_key=api_key, admin_key=admin_key, resolved=resolved)
     except (ValueError, OSError) as exc:
         fail(str(exc).splitlines()[0])

@@ -110,8 +110,7 @@ def solve(
     if (problem is None) == (problem_file is None):
         fail('give the problem as text ("...") or with --problem-file FILE, not both')
     ref = model_flag(model) if model is not None else None
-    if ref is not None and not ref.is_endpoint:
-        resolved_or_fail(ref)
+    resolved = resolved_or_fail(ref) if ref is not None and not ref.is_endpoint else None
     try:
         task = read_problem(problem_file) if problem_file is not None else problem or ""
         if isinstance(task, str) and not task.strip():
@@ -125,7 +124,7 @@ def solve(
             max_rounds=max_rounds,
             checkpoint_db=checkpoint_db,
         )
-        with CodingSupervisor(config) as supervisor:
+        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
             result = supervisor.solve(task, seed=seed)
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))

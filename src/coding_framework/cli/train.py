@@ -61,8 +61,8 @@ def train(
     ] = None,
     engine_url: Annotated[
         str | None,
-        typer.Option(help="URL@MODEL: attach to a running vLLM server instead of starting one (implies "
-                     "--engine vllm)."),
+        typer.Option(help="URL@MODEL (an endpoint model spec): attach to a running vLLM server instead of "
+                     "starting one (implies --engine vllm)."),
     ] = None,
     max_staleness: Annotated[
         int | None,

@@ -15,8 +15,10 @@ The grammar (``MODEL_FORMS``):
   starts engines.
 
 A ref is parsed where it enters (a CLI flag, a YAML field, a request body) and fails there with one line
-that names the spec and these forms. Whether a directory or registry version exists is checked when the
-ref is resolved (``coding_framework.models.resolve_model``).
+that names the spec and these forms; code that makes a ref builds it with ``ModelRef``'s constructors
+(``directory``, ``registered``, ``endpoint``) rather than writing a spec to parse. A field that must name
+an endpoint (``EndpointSpec``) takes the endpoint forms only, with the served model. Whether a directory or
+registry version exists is checked when the ref is resolved (``coding_framework.models.resolve_model``).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 from coding_framework.config.errors import ConfigError
 
 __all__ = [
-    "ENGINES", "MODEL_FORMS", "MODEL_HELP", "NAMED_MODELS", "EngineName", "ModelRef", "ModelSpec",
-    "parse_model_ref",
+    "ENDPOINT_FORMS", "ENGINES", "MODEL_FORMS", "MODEL_HELP", "NAMED_MODELS", "EndpointSpec", "EngineName",
+    "ModelRef", "ModelSpec", "parse_endpoint_ref", "parse_model_ref",
 ]
 
 EngineName = Literal["local", "vllm", "process"]
@@ -50,6 +52,7 @@ MODEL_HELP = (
     f"The model: embedded | {' | '.join(NAMED_MODELS)} | DIR | local:DIR | models:/NAME/VERSION | "
     "models:/NAME@ALIAS | openai:URL@MODEL | URL@MODEL; vllm:SPEC / process:SPEC run SPEC on that engine."
 )
+ENDPOINT_FORMS = "URL@MODEL or openai:URL@MODEL (URL starting with http:// or https://)"
 _REGISTRY = re.compile(r"^models:/(?P<name>[^/@\s]+)(?:/(?P<version>\d+)|@(?P<alias>[\w.-]+))$")
 
 
@@ -67,6 +70,28 @@ class ModelRef:
     registry_alias: str | None = None
     url: str | None = None
     served_model: str | None = None
+
+    @classmethod
+    def directory(cls, path: str | Path, engine: EngineName | None = None) -> ModelRef:
+        """The model directory ``path``, run on ``engine`` (None: the command's default)."""
+        return cls("dir", str(path), engine=engine, path=Path(path).expanduser())
+
+    @classmethod
+    def registered(cls, name: str, *, version: int | None = None, alias: str | None = None,
+                   engine: EngineName | None = None) -> ModelRef:
+        """Version ``version`` (or the version ``alias`` names) of ``name`` in the MLflow registry."""
+        if (version is None) == (alias is None):
+            raise ValueError("a registry model names one of version and alias")
+        spec = f"models:/{name}/{version}" if alias is None else f"models:/{name}@{alias}"
+        return cls("registry", spec, engine=engine, registry_name=name, registry_version=version,
+                   registry_alias=alias)
+
+    @classmethod
+    def endpoint(cls, url: str, served_model: str) -> ModelRef:
+        """The OpenAI-compatible endpoint at ``url`` serving ``served_model`` (``openai:URL@MODEL``). Built
+        typed, a served name holding an ``@`` (``ResolvedModel.id`` is ``name@checksum``) stays whole."""
+        url = url.rstrip("/")
+        return cls("endpoint", f"openai:{url}@{served_model}", url=url, served_model=served_model)
 
     def __str__(self) -> str:
         return f"{self.engine}:{self.spec}" if self.engine else self.spec
@@ -158,9 +183,29 @@ def _endpoint(text: str, url: str, name: str | None, original: str) -> ModelRef:
     return ModelRef("endpoint", text, url=url.rstrip("/"), served_model=name)
 
 
+def parse_endpoint_ref(spec: object) -> ModelRef:
+    """``spec`` parsed as an endpoint that names its served model (``ENDPOINT_FORMS``); a one-line
+    ``ConfigError`` for anything else, a model directory or an engine prefix included."""
+    try:
+        ref: ModelRef | None = parse_model_ref(spec)
+    except ConfigError:
+        ref = None
+    if ref is None or ref.kind != "endpoint" or ref.engine is not None or not ref.served_model:
+        raise ConfigError(f"{str(spec)!r} is not an endpoint naming its model; expected {ENDPOINT_FORMS}, "
+                          "e.g. http://127.0.0.1:8000/v1@base")
+    return ref
+
+
 def _validate(value: Any) -> ModelRef:
     try:
         return parse_model_ref(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _validate_endpoint(value: Any) -> ModelRef:
+    try:
+        return parse_endpoint_ref(value)
     except ConfigError as exc:
         raise ValueError(str(exc)) from None
 
@@ -171,4 +216,12 @@ ModelSpec = Annotated[
     PlainValidator(_validate),
     PlainSerializer(str, return_type=str),
     WithJsonSchema({"type": "string", "description": MODEL_HELP}),
+]
+
+# The type of a field that names an OpenAI-compatible endpoint and its served model (``ENDPOINT_FORMS``).
+EndpointSpec = Annotated[
+    ModelRef,
+    PlainValidator(_validate_endpoint),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "description": ENDPOINT_FORMS}),
 ]

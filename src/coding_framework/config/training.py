@@ -18,7 +18,7 @@ from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
-from coding_framework.config.model_ref import ModelSpec, parse_model_ref
+from coding_framework.config.model_ref import EndpointSpec, ModelSpec, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
@@ -186,10 +186,11 @@ class RolloutConfig(StrictModel):
         "server samples; the trainer starts it from `vllm.venv` (or attaches to `engine_url`) and loads each "
         "policy version's LoRA adapters into it under new names. Needs a LoRA policy (`policies.mode`).",
     )
-    engine_url: str | None = Field(
+    engine_url: EndpointSpec | None = Field(
         None,
-        description="`URL@MODEL`: attach to a running vLLM server serving the base model as MODEL (started "
-        "with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, on this machine's filesystem).",
+        description="An endpoint model spec, `URL@MODEL` or `openai:URL@MODEL`: attach to a running vLLM "
+        "server serving the base model as MODEL (started with --enable-lora and "
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, on this machine's filesystem).",
     )
     vllm: VLLMRolloutConfig = Field(default_factory=VLLMRolloutConfig,
                                     description="The vLLM server the trainer starts (`engine: vllm`).")
@@ -219,13 +220,8 @@ class RolloutConfig(StrictModel):
 
     @model_validator(mode="after")
     def _engine(self) -> RolloutConfig:
-        if self.engine_url is not None:
-            url, sep, model = self.engine_url.rpartition("@")
-            if not sep or not url.startswith(("http://", "https://")) or not model:
-                raise ValueError(f"engine_url must be URL@MODEL (e.g. http://127.0.0.1:8000@base), "
-                                 f"got {self.engine_url!r}")
-            if self.engine != "vllm":
-                raise ValueError("engine_url attaches a vLLM server: set engine: vllm")
+        if self.engine_url is not None and self.engine != "vllm":
+            raise ValueError("engine_url attaches a vLLM server: set engine: vllm")
         if self.overlong_buffer is not None and self.overlong_buffer >= self.max_new_tokens:
             raise ValueError(f"overlong_buffer ({self.overlong_buffer}) must be below max_new_tokens "
                              f"({self.max_new_tokens})")

@@ -8,19 +8,15 @@ samples carry the whole program as ``completion`` (or ``solution``) and may set 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_framework.evaluation.episodes import grade, pass_at_k_by_task
-from coding_framework.grading import ExecutionResult, Grader, job_for
+from coding_framework.evaluation.episodes import pass_at_k_by_task
+from coding_framework.grading import LANGUAGES, ExecutionResult, Grader, Language, languages_for
 from coding_framework.problems import Problem, ProblemLoadError, load_benchmark
 from coding_framework.problems.sources import resolve_source
-from coding_framework.sandbox.cpp import CompileError, compile_cpp
-
-LANGUAGES = ("python", "cpp")
 
 
 class SamplesError(ValueError):
@@ -34,7 +30,7 @@ class Sample:
     completion: str
     given_task_id: object = None  # as written in the samples file (MBPP files often use bare numbers)
     whole_program: bool = False  # the row gave ``solution``: the program as is, not after the prompt
-    language: str = "python"
+    language: Language = "python"
 
     def program(self, problem: Problem) -> str:
         return self.completion if self.whole_program else problem.completion_program(self.completion)
@@ -89,7 +85,7 @@ def _sample(row: dict, index: dict[str, Problem], lineno: int, where: str) -> Sa
     task = index.get(str(row["task_id"]))
     if task is None:
         raise SamplesError(f"{where}: unknown task_id {row['task_id']!r} for this benchmark")
-    if language != "python" and task.test_format != "stdio":
+    if language not in languages_for(task):
         raise SamplesError(f"{where}: {task.task_id} is graded in Python only; drop 'language': {language!r}")
     return Sample(lineno, task.task_id, row[key], row["task_id"], key == "solution", language)
 
@@ -112,31 +108,9 @@ def grade_samples(
     by_id = {p.task_id: p for p in problems}
     tasks = [by_id[s.task_id] for s in samples]
     programs = [s.program(p) for p, s in zip(tasks, samples, strict=True)]
-    if all(s.language == "python" for s in samples):
-        return grade(grader, tasks, programs, progress=progress)
-    return _grade_with_cpp(samples, tasks, programs, grader, progress)
-
-
-def _grade_with_cpp(
-    samples: Sequence[Sample], tasks: list[Problem], programs: list[str], grader: Grader, progress: bool
-) -> list[ExecutionResult]:
-    """Compile the C++ samples here, then run every job in the sandbox; compile errors are results."""
-    defaults = grader.sandbox.config.limits
-    jobs, results = [], {}
-    for i, (s, task, program) in enumerate(zip(samples, tasks, programs, strict=True)):
-        job = job_for(task, program, defaults)
-        if s.language == "cpp":
-            try:
-                job = dataclasses.replace(job, language="cpp", binary=compile_cpp(program))
-            except CompileError as exc:
-                results[i] = ExecutionResult(
-                    passed=False, status="error", error_type="CompileError", error_message=str(exc)
-                )
-                continue
-        jobs.append((i, job))
-    ran = grader.sandbox.run_many([j for _, j in jobs], progress="grading" if progress else False)
-    results.update({i: r for (i, _), r in zip(jobs, ran, strict=True)})
-    return [results[i] for i in range(len(samples))]
+    items = list(zip(tasks, programs, strict=True))
+    languages = [s.language for s in samples]
+    return grader.grade_many(items, progress="grading" if progress else False, languages=languages)
 
 
 def base_passed(problem: Problem, result: ExecutionResult) -> bool:

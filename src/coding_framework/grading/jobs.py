@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from coding_framework.config.sandbox import ResourceLimits
+from coding_framework.grading.tiers import tier_of
 from coding_framework.problems.problem import Problem
 from coding_framework.sandbox import Job
 from coding_framework.sandbox.inprocess import UnittestTask
@@ -11,7 +12,7 @@ from coding_framework.sandbox.inprocess import UnittestTask
 def job_for(problem: Problem, program: str, limits: ResourceLimits | None = None) -> Job:
     """The sandbox job under ``limits`` (None: the sandbox's own); a problem's own ``timeout_s``
     (CodeContests, EvalPlus) replaces the wall-clock budget."""
-    if problem.test_format == "unittest":
+    if tier_of(problem) == "in_process":
         raise ValueError(f"{problem.task_id} has unittest tests: the in-process tier runs them, not a Job")
     if problem.timeout_s is not None:
         own = {"timeout_s": problem.timeout_s, "cpu_s": None}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.rewards import IN_PROCESS_OPT_IN, RewardConfig
-from coding_framework.grading import ExecutionResult
+from coding_framework.grading import ExecutionResult, tier_of
 from coding_framework.problems.problem import Problem
 
 
@@ -25,11 +25,11 @@ def refuse_in_process(
     results: Sequence[ExecutionResult] | None = None,
 ) -> None:
     """Raise :class:`UntrustedTierError` if any problem or result is in the in-process tier and
-    ``config.allow_in_process_tier`` is false; checked before grading (by test format) and after."""
+    ``config.allow_in_process_tier`` is false; checked before grading (by ``tier_of``) and after."""
     if config.allow_in_process_tier:
         return
     for i, problem in enumerate(problems):
-        in_process = problem.test_format == "unittest" or (
+        in_process = tier_of(problem) == "in_process" or (
             results is not None and results[i].tier == "in_process"
         )
         if in_process:

@@ -9,7 +9,7 @@ when nothing healthy is left, a 429 with Retry-After.
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from coding_framework.config.serving import ServingConfig
 from coding_framework.logs import get_logger
+from coding_framework.models import ResolvedModel
 from coding_framework.serving.errors import APIError, error_response
 from coding_framework.serving.routes import add_routes
 from coding_framework.serving.server_context import Server
@@ -33,12 +34,13 @@ def create_app(
     api_key: str | None = None,
     admin_key: str | None = None,
     freeze_heap: bool = False,
+    resolved: Sequence[ResolvedModel] = (),
 ) -> FastAPI:
     """The server's app. ``freeze_heap`` moves what is alive after start-up (the model, the imports) out of
     the collector's view for shorter pauses on the hot path; only for a process that is the server's own,
     since the heap belongs to the process. It is unfrozen when the app stops."""
     config = config or ServingConfig()
-    server = Server(config, api_key, admin_key)
+    server = Server(config, api_key, admin_key, resolved)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -14,7 +14,7 @@ does as the local engine.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiohttp
@@ -34,10 +34,12 @@ log = get_logger(__name__)
 
 
 class Deployments:
-    """Implements ``RolloutHooks``. ``pools`` maps ``Version.id`` to its pool; names map to ids too."""
+    """Implements ``RolloutHooks``. ``pools`` maps ``Version.id`` to its pool; names map to ids too.
+    ``resolved``: models already resolved, each used once, by the first deploy of the spec it came from."""
 
-    def __init__(self, config: ServingConfig) -> None:
+    def __init__(self, config: ServingConfig, resolved: Sequence[ResolvedModel] = ()) -> None:
         self.config = config
+        self._resolved = {str(model.ref): model for model in resolved}
         self.versions: dict[str, ResolvedModel] = {}
         self.pools: dict[str, VersionPool] = {}
         self._session: aiohttp.ClientSession | None = None
@@ -74,9 +76,11 @@ class Deployments:
         ValueError with one line when it names nothing that can run."""
         ref = parse_model_ref(spec)
         engine = ref.engine or self.config.engine
-        version = await asyncio.to_thread(
-            resolve_model, ref, registry_uri=self.config.mlflow_uri, cache_dir=self.config.model_cache
-        )
+        version = self._resolved.pop(str(ref), None)
+        if version is None:
+            version = await asyncio.to_thread(
+                resolve_model, ref, registry_uri=self.config.mlflow_uri, cache_dir=self.config.model_cache
+            )
         async with self._lock:
             if version.id in self.pools:
                 return version.id

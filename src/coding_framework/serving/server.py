@@ -5,23 +5,26 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
 
 from coding_framework.config.serving import ServingConfig
+from coding_framework.models import ResolvedModel
 from coding_framework.serving.app import create_app
 
 
 def uvicorn_config(
-    config: ServingConfig, api_key: str | None, admin_key: str | None, freeze_heap: bool = False
+    config: ServingConfig, api_key: str | None, admin_key: str | None, freeze_heap: bool = False,
+    resolved: Sequence[ResolvedModel] = (),
 ) -> uvicorn.Config:
     """uvloop and httptools when installed (the lean hot path); no access log (it would hold client data)."""
     fast = (
         importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
     )
     return uvicorn.Config(
-        create_app(config, api_key=api_key, admin_key=admin_key, freeze_heap=freeze_heap),
+        create_app(config, api_key=api_key, admin_key=admin_key, freeze_heap=freeze_heap, resolved=resolved),
         host=config.host,
         port=config.port,
         loop="uvloop" if fast else "asyncio",
@@ -32,9 +35,11 @@ def uvicorn_config(
     )
 
 
-def run_server(config: ServingConfig, api_key: str | None = None, admin_key: str | None = None) -> None:
-    """Serve in the foreground; the process is the server's own, so its heap is frozen after start-up."""
-    uvicorn.Server(uvicorn_config(config, api_key, admin_key, freeze_heap=True)).run()
+def run_server(config: ServingConfig, api_key: str | None = None, admin_key: str | None = None,
+               resolved: Sequence[ResolvedModel] = ()) -> None:
+    """Serve in the foreground; the process is the server's own, so its heap is frozen after start-up.
+    ``resolved``: models already resolved, deployed as they are when their spec is (``Deployments``)."""
+    uvicorn.Server(uvicorn_config(config, api_key, admin_key, freeze_heap=True, resolved=resolved)).run()
 
 
 class ServerThread:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from coding_framework.config.model_ref import ModelRef
 from coding_framework.config.serving import ServingConfig
 from coding_framework.logs import get_logger
+from coding_framework.models import ResolvedModel
 from coding_framework.models.registry import PREVIOUS_ALIAS, tracking_uri
 from coding_framework.serving.auth import Auth
 from coding_framework.serving.deployments import Deployments
@@ -40,10 +42,11 @@ DEFAULT_MODELS = frozenset({"default", ""})
 class Server:
     """What the request handlers share; built by the app's lifespan."""
 
-    def __init__(self, config: ServingConfig, api_key: str | None, admin_key: str | None) -> None:
+    def __init__(self, config: ServingConfig, api_key: str | None, admin_key: str | None,
+                 resolved: Sequence[ResolvedModel] = ()) -> None:
         self.config = config
         self.auth = Auth(api_key, admin_key)
-        self.deployments = Deployments(config)
+        self.deployments = Deployments(config, resolved)
         self.admission = Admission(config.pool)
         self.limiter = RateLimiter(config.limits.rate_per_s, config.limits.rate_burst)
         self.solver = Solver(config, self.deployments)
@@ -208,13 +211,12 @@ class Server:
         v = self.deployments.versions[version_id]
         if v.registry is None:
             return v.spec
-        engine = f"{v.ref.engine}:" if v.ref.engine else ""
-        return f"{engine}models:/{v.registry[0]}/{v.registry[1]}"
+        return str(ModelRef.registered(v.registry[0], version=v.registry[1], engine=v.ref.engine))
 
     def _previous_of(self, champion: str) -> tuple[str | None, str | None]:
         registered = self.deployments.registry_of(champion)
         if registered is not None:
-            return f"models:/{registered[0]}@{PREVIOUS_ALIAS}", None
+            return str(ModelRef.registered(registered[0], alias=PREVIOUS_ALIAS)), None
         previous = self._meta.get("previous")
         return (previous["spec"], previous["checksum"]) if previous else (None, None)
 

@@ -7,11 +7,11 @@ import sys
 
 
 def main() -> None:
-    from coding_framework.config.model_ref import parse_model_ref
+    from coding_framework.config.model_ref import ModelRef
     from coding_framework.config.serving import LimitsConfig, PoolConfig, ServingConfig
     from coding_framework.serving.server import run_server
 
-    model, port = parse_model_ref(f"local:{sys.argv[1]}"), int(sys.argv[2])
+    model, port = ModelRef.directory(sys.argv[1], engine="local"), int(sys.argv[2])
     # The parent server admits, queues and rate-limits; the worker only answers what it is sent.
     config = ServingConfig(
         model=model,

@@ -26,6 +26,7 @@ from typing import Any
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.rewards import IN_PROCESS_OPT_IN
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
+from coding_framework.grading import tier_of
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
 from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind, find_contamination
@@ -171,7 +172,7 @@ def _hold_out(train: list[Problem], weights: list[float], fraction: float,
 def _refuse_untrainable(train: Sequence[Problem], config: TrainingConfig) -> None:
     if config.reward.function.allow_in_process_tier:
         return
-    tier = [p.task_id for p in train if p.test_format == "unittest"]
+    tier = [p.task_id for p in train if tier_of(p) == "in_process"]
     if tier:
         raise ConfigError(
             f"{len(tier)} training problems (e.g. {tier[0]!r}) have unittest tests, graded in the in_process "

@@ -35,10 +35,11 @@ class GeneratorModel(PythonModel):
 
     def load_context(self, context: Any) -> None:
         from coding_framework.config.llm import LLMConfig
+        from coding_framework.config.model_ref import ModelRef
         from coding_framework.llm.factory import build_engine
         from coding_framework.models.registry import HF_ARTIFACT
 
-        model = f"local:{context.artifacts[HF_ARTIFACT]}"
+        model = ModelRef.directory(context.artifacts[HF_ARTIFACT], engine="local")
         self.engine = build_engine(LLMConfig.from_spec(model, device="cpu"))
 
     def predict(

@@ -66,9 +66,9 @@ class VLLMRolloutEngine:
         # Requests beyond what the server decodes together would wait in its queue, and the wait counts
         # against each request's timeout: a loaded CPU then times out requests that never started.
         self.max_concurrency = rollout.vllm.max_num_seqs
-        if rollout.engine_url is not None:
-            self.url, _, self.model = rollout.engine_url.rpartition("@")
-            self.url = self.url.rstrip("/").removesuffix("/v1")
+        if (attached := rollout.engine_url) is not None:
+            assert attached.url is not None and attached.served_model is not None  # an EndpointSpec's
+            self.url, self.model = attached.url.removesuffix("/v1"), attached.served_model
         else:
             settings: dict[str, Any] = {
                 "served_model_name": "base", "dtype": rollout.vllm.dtype,

@@ -39,7 +39,7 @@ INITIAL_STEP = 0
 
 def local_config(model_dir: Path) -> LLMConfig:
     """The local engine over ``model_dir`` (its adapters attached), float32 on CPU as the audit needs."""
-    return LLMConfig(model=f"local:{model_dir}", device="cpu", dtype="float32")
+    return LLMConfig(model=ModelRef.directory(model_dir, engine="local"), device="cpu", dtype="float32")
 
 
 def endpoint_config(url: str, served_name: str, tokenizer_dir: Path, timeout_s: float = 300.0) -> LLMConfig:
@@ -49,8 +49,8 @@ def endpoint_config(url: str, served_name: str, tokenizer_dir: Path, timeout_s: 
     (``ResolvedModel.id`` is ``name@checksum``), which that spec cannot carry."""
     api = url.rstrip("/")
     api = api if api.endswith("/v1") else f"{api}/v1"
-    ref = ModelRef("endpoint", f"openai:{api}@{served_name}", url=api, served_model=served_name)
-    return LLMConfig(model=ref, tokenizer=f"local:{tokenizer_dir}", timeout_s=timeout_s)
+    return LLMConfig(model=ModelRef.endpoint(api, served_name),
+                     tokenizer=ModelRef.directory(tokenizer_dir, engine="local"), timeout_s=timeout_s)
 
 
 def sampling_from_verl(params: Mapping[str, Any], role: str | None = None) -> SamplingParams:
