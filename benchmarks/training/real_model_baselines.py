@@ -36,7 +36,7 @@ CLI = [sys.executable, "-m", "coding_framework.cli"]
 
 MBPP = "mbpp/mbpp.jsonl"
 GREEDY = ["--temperature", "0", "--concurrency", "32"]
-SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "64"]
+SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "32"]
 # arm -> (benchmark, extra evaluate flags, data file under ../shared/data (EvalPlus: --evalplus-dir) or None)
 ARMS: dict[str, tuple[str, list[str], str | None]] = {
     "humaneval-greedy": ("humaneval", GREEDY, None),
