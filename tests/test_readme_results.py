@@ -26,8 +26,9 @@ A ratio (a figure followed by x or %) bound to a file whose load average before 
 or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
 before, D during)", its two figures bound to that file's `load_avg`; a quiet re-run drops it.
 
-The README's prose (paragraphs and list items outside the results tables) and benchmarks/README.md (its
-tables too) are bound block by block, under `README.md prose:` and `benchmarks/README.md:`: each block that
+The README's prose (paragraphs and list items outside the results tables), benchmarks/README.md and the
+docs in DOCUMENTS (their tables too) are bound block by block, under `README.md prose:`,
+`benchmarks/README.md:` and each doc's path: each block that
 holds a number, in order, as `block:` (a piece of its text) and `figures:` in the forms above, or `unbound:
 why` for a block not bound yet (a row whose result is still being filed), which the self-test skips. A
 figure no result file holds has no place in these documents.
@@ -205,7 +206,9 @@ def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
 
 
 # The documents bound block by block (besides README.md's results rows): name -> (file, tables included).
-DOCUMENTS = {"README.md prose": ("README.md", False), "benchmarks/README.md": ("benchmarks/README.md", True)}
+DOCUMENTS = {"README.md prose": ("README.md", False), "benchmarks/README.md": ("benchmarks/README.md", True)} | {
+    f"docs/{name}.md": (f"docs/{name}.md", True)
+    for name in ("async_training", "data_pipeline", "review_credit", "trust_tiers", "scale_out")}
 
 
 def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> list[str]:
