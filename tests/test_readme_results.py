@@ -206,9 +206,12 @@ def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
 
 
 # The documents bound block by block (besides README.md's results rows): name -> (file, tables included).
-DOCUMENTS = {"README.md prose": ("README.md", False), "benchmarks/README.md": ("benchmarks/README.md", True)} | {
-    f"docs/{name}.md": (f"docs/{name}.md", True)
-    for name in ("async_training", "data_pipeline", "review_credit", "trust_tiers", "scale_out")}
+DOCUMENTS = {
+    "README.md prose": ("README.md", False),
+    "benchmarks/README.md": ("benchmarks/README.md", True),
+    **{f"docs/{name}.md": (f"docs/{name}.md", True)
+       for name in ("async_training", "data_pipeline", "review_credit", "trust_tiers", "scale_out")},
+}
 
 
 def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> list[str]:
