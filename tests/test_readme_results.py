@@ -16,7 +16,8 @@ reader can find it) and `figures:`, one entry per figure in the order they appea
   matches 0.18496, and a sign shown (+0.139, -3) must be the value's sign; no sign shown needs a value >= 0.
 - after the pointer, ` | len` (a list's or an object's size: "0 disagreements" is `.../disagreements | len`),
   ` | sum`, ` | min` or ` | max` over the values a `*` in the pointer stands for (`#/aa/*/fpr | max`), and
-  ` | *100` where the file holds a fraction the README shows as a percentage or as points.
+  ` | *100` where the file holds a fraction the README shows as a percentage or as points, or ` | *N` where
+  it holds a rate over N the text shows as a count (46 of "46/136" is `#/arms/a/pass_rate | *136`).
 - several bindings joined by ` & `: one figure that stands for each of them ("30 tasks each").
 - `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
   the reason is required and kept short.
@@ -25,11 +26,12 @@ A ratio (a figure followed by x or %) bound to a file whose load average before 
 or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
 before, D during)", its two figures bound to that file's `load_avg`; a quiet re-run drops it.
 
-The README's prose (paragraphs and list items outside the results tables) and benchmarks/README.md (its
-tables too) are bound block by block, under `README.md prose:` and `benchmarks/README.md:`: each block that
+The README's prose (paragraphs and list items outside the results tables), benchmarks/README.md and the
+docs in DOCUMENTS (their tables too) are bound block by block, under `README.md prose:`,
+`benchmarks/README.md:` and each doc's path: each block that
 holds a number, in order, as `block:` (a piece of its text) and `figures:` in the forms above, or `unbound:
-why` for a block not bound yet (history typed from earlier sessions, or a row still to bind), which the
-self-test skips.
+why` for a block not bound yet (a row whose result is still being filed), which the self-test skips. A
+figure no result file holds has no place in these documents.
 
 How to bind a new row (say for `real_model_rl.py`; benchmarks/README.md says the same): file the result
 with `write_result` and write the row in README.md; add the row to benchmarks/readme_figures.yaml at its
@@ -204,7 +206,12 @@ def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
 
 
 # The documents bound block by block (besides README.md's results rows): name -> (file, tables included).
-DOCUMENTS = {"README.md prose": ("README.md", False), "benchmarks/README.md": ("benchmarks/README.md", True)}
+DOCUMENTS = {
+    "README.md prose": ("README.md", False),
+    "benchmarks/README.md": ("benchmarks/README.md", True),
+    **{f"docs/{name}.md": (f"docs/{name}.md", True)
+       for name in ("async_training", "data_pipeline", "review_credit", "trust_tiers", "scale_out")},
+}
 
 
 def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> list[str]:
