@@ -8,8 +8,9 @@ weights after every update, and launches one server per replica that the agent l
 * ``TokenServerReplica`` (a ``RolloutReplica``) starts a named ``TokenServer`` actor over the local engine
   (float32, the model directory's adapters attached), on the node of the replica's first worker;
 * ``TokenServerAdapter`` (a ``BaseRollout``, inside the FSDP worker) sends the weights verl's engine
-  exports (``get_per_tensor_param``: full tensors, Hugging Face names) to that server, which loads them
-  (``TokenServer.load_weights``) and tags its generations with the step (``global_steps``).
+  exports (``get_per_tensor_param``: full tensors, Hugging Face names; with a LoRA policy, the base once
+  and then the adapter alone) to that server, which loads them (``TokenServer.load_weights``; an adapter
+  merged into its base, ``TokenServer.load_lora``) and tags its generations with the step (``global_steps``).
 
 Sleeping, waking and the KV cache are no-ops: the server keeps no cache between calls and shares no memory
 with the trainer. verl's "naive" sync calls ``update_weights`` on every rank; only each replica's first
@@ -84,19 +85,22 @@ class TokenServerAdapter(BaseRollout):
 
     async def update_weights(self, weights: Any, wire_format: str = "named_tensors", **kwargs: Any) -> None:
         """Send ``weights`` (``(name, tensor)`` pairs) to the token server as float32 CPU tensors, tagged
-        with ``global_steps``. A LoRA adapter (``peft_config``) is refused: the run merges it first
-        (``actor_rollout_ref.model.lora.merge``)."""
+        with ``global_steps``: full weights, or verl's LoRA sync (``peft_config`` set: the base while
+        ``base_sync_done`` is false, then the adapter), which the server merges
+        (``TokenServer.load_lora``)."""
         if wire_format != "named_tensors":
             raise ValueError(f"the token server takes full tensors, not {wire_format!r}")
-        if kwargs.get("peft_config") is not None:
-            raise ValueError("the token server takes merged weights: set "
-                             "actor_rollout_ref.model.lora.merge=true")
         state = {name: tensor.detach().to("cpu", torch.float32).clone()
                  async for name, tensor in _items(weights)}
         if self.sender != 0:
             return
         server = ray.get_actor(server_name(self.replica_rank))
-        await server.load_weights.remote(state, kwargs.get("global_steps"))
+        peft_config = kwargs.get("peft_config")
+        if peft_config is None:
+            await server.load_weights.remote(state, kwargs.get("global_steps"))
+        else:
+            await server.load_lora.remote(state, dict(peft_config), bool(kwargs.get("base_sync_done", True)),
+                                          kwargs.get("global_steps"))
 
 
 async def _items(weights: Iterable[tuple[str, torch.Tensor]] | Any,

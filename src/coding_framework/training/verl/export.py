@@ -13,6 +13,7 @@ the ``challenger`` alias, and serving deploys it like any model our own trainer 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -20,8 +21,10 @@ from typing import Any
 
 from coding_framework.config.training import TrackingConfig
 from coding_framework.training.tracking import MLflowTracker
+from coding_framework.training.verl.lora import base_names, merge_lora
 
-__all__ = ["actor_dir", "full_state_dict", "merge_checkpoint", "register_export", "save_full_precision"]
+__all__ = ["actor_dir", "full_state_dict", "merge_checkpoint", "merged_lora_state", "register_export",
+           "save_full_precision"]
 
 LATEST = "latest_checkpointed_iteration.txt"  # verl's record of the newest step in default_local_dir
 _STEP = re.compile(r"global_step_(\d+)")
@@ -88,14 +91,30 @@ def full_state_dict(checkpoint: Path) -> dict[str, Any]:
     return state
 
 
+LORA_META = "lora_train_meta.json"  # verl's record of a LoRA actor's rank and alpha, beside its shards
+
+
+def merged_lora_state(state: dict[str, Any], actor: Path) -> dict[str, Any]:
+    """A LoRA actor's state (peft names: ``base_model.model.<module>.base_layer.weight``, ``lora_A/B``) as
+    the full model's Hugging Face weights, each adapter merged at the rank and alpha verl recorded
+    (``LORA_META``); a full fine-tune's state as it is."""
+    adapter = {k: v for k, v in state.items() if ".lora_A." in k or ".lora_B." in k}
+    if not adapter:
+        return state
+    meta = json.loads((actor / LORA_META).read_text())
+    base = base_names({k.removeprefix("base_model.model."): v for k, v in state.items() if k not in adapter})
+    return merge_lora(base, adapter, {"r": meta["r"], "lora_alpha": meta["lora_alpha"]})
+
+
 def save_full_precision(checkpoint: Path, out: Path) -> Path:
     """The checkpoint as a Hugging Face directory ``out`` at training precision: config and tokenizer from
-    verl's ``huggingface/`` folder, the weights from ``full_state_dict``."""
+    verl's ``huggingface/`` folder, the weights from ``full_state_dict`` (a LoRA actor's adapter merged,
+    ``merged_lora_state``)."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     actor = actor_dir(checkpoint)
     hf = actor / "huggingface"
-    state = full_state_dict(actor)
+    state = merged_lora_state(full_state_dict(actor), actor)
     config = AutoConfig.from_pretrained(hf)
     dtype = next(iter(state.values())).dtype
     model = AutoModelForCausalLM.from_config(config, dtype=dtype)

@@ -32,6 +32,7 @@ from coding_framework.config.model_ref import ModelRef
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.llm.factory import build_engine
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
+from coding_framework.training.verl.lora import base_names, merge_lora
 
 # The step verl reports for weights it never updated (``TokenOutput.extra_fields['global_steps']``).
 INITIAL_STEP = 0
@@ -87,6 +88,7 @@ class TokenServer:
         self.calls = 0
         self.generated_tokens = 0
         self.global_steps = INITIAL_STEP
+        self.lora_base: dict[str, Any] | None = None  # the weights a LoRA update merges into (``load_lora``)
 
     async def generate(self, prompt_ids: Sequence[int], sampling_params: dict[str, Any], request_id: str,
                        image_data: Any = None, video_data: Any = None, role: str | None = None,
@@ -114,6 +116,20 @@ class TokenServer:
         step = INITIAL_STEP if global_steps is None else int(global_steps)
         self.engine.update_weights(state, str(step))  # type: ignore[attr-defined]  # local engine only
         self.global_steps = step
+
+    def load_lora(self, tensors: Mapping[str, Any], peft_config: Mapping[str, Any], base_sync_done: bool,
+                  global_steps: int | None = None) -> None:
+        """verl's LoRA sync (``lora``): with ``base_sync_done`` false, ``tensors`` are the base (kept, and
+        loaded); otherwise the adapter, merged into the kept base (the engine's starting weights when no
+        base was sent) and loaded, so the generations that follow sample from the updated policy."""
+        if not base_sync_done:
+            self.lora_base = base_names(tensors)
+            self.load_weights(self.lora_base, global_steps)
+            return
+        if self.lora_base is None:
+            model = self.engine.model  # type: ignore[attr-defined]  # local engine only
+            self.lora_base = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.load_weights(merge_lora(self.lora_base, tensors, peft_config), global_steps)
 
     def audit(self, batch: Any, tolerance: float) -> tuple[str, int, int]:
         """``audit.drift`` of verl's batch through the weights that generated it (this server's): the
