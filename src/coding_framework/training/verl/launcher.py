@@ -273,7 +273,8 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
         checks.append(f"the {name} rollout: verl's {name} replica starts, takes these rollout settings "
                       "and returns the per-token logprobs the agent loop records "
                       f"({package} is not installed here)")
-    if name != "vllm" and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
+    # the token server merges an adapter of any rank into its weights (``lora``): nothing to check
+    if name not in ("vllm", ROLLOUT) and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
         checks.append(f"the LoRA rank against {name}'s limits (verl checks LoRA ranks against vLLM only)")
     if config.trainer.get("use_v1", False) and config.trainer.v1.trainer_mode != "sync":
         checks.append(f"verl's V1 {config.trainer.v1.trainer_mode} trainer on "
