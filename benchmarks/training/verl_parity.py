@@ -18,8 +18,9 @@ update's micro-batches), the gradient norm before clipping (ours ``charts/grad_n
 to benchmarks/results/verl_parity.json, the plot to verl_parity.png.
 
 Real model: ``verl-train`` with ``--model smollm2-135m`` and a copy of ``verl_cpu`` with ``policies:
-shared_lora`` (1 step of 2 problems x 2 samples, 64 new tokens), its peak memory the summed RSS of the
-whole process tree (sampled every second); to benchmarks/results/verl_real_model.json.
+shared_lora`` (1 step of 2 problems x 2 samples, one 64-token round) and of ``verl_fsdp_cpu`` with
+micro-batches of 1 row, its peak memory the summed RSS of the whole process tree (sampled every second);
+to benchmarks/results/verl_real_model.json.
 """
 
 from __future__ import annotations
@@ -315,18 +316,27 @@ def real_model(args: argparse.Namespace) -> Path:
     from coding_framework.models import resolve_model
 
     data = yaml.safe_load((CONFIGS / "verl_cpu.yaml").read_text())
+    verl = yaml.safe_load((CONFIGS / "verl_fsdp_cpu.yaml").read_text())
+    # one row per forward: a 49k-token vocabulary's logits over a micro-batch of 4 did not fit beside the
+    # machine's other jobs (Ray's memory monitor killed the actor in its update)
+    verl["fsdp"].update(micro_batch_size_per_gpu=1, log_prob_micro_batch_size_per_gpu=1)
+    verl["rollout"].update(response_length=128)
     data.update(steps=1, model="smollm2-135m",
                 policies={"mode": "shared_lora", "roles": ["generator"], "rank": 8, "alpha": 16},
                 checkpoint={"every": 1, "keep_last": 1})
     data["data"]["heldout_limit"] = 4
     data["rollout"].update(problems_per_step=2, group_size=2, max_new_tokens=64)
+    data["workflow"]["graph"]["max_rounds"] = 1  # one 64-token attempt: the response fits verl's 128
     data["eval"].update(max_new_tokens=64)
     data["optim"].update(lr=1e-3)  # a zero-initialised lora_B needs a larger step than a full fine-tune
     run_dir = args.runs.parent / "verl_real_model"
     config = args.runs.parent / "verl_real_model.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(yaml.safe_dump(data, sort_keys=False))
-    command = ["coding-framework", "verl-train", "--config", str(config), "--run-dir", str(run_dir)]
+    verl_config = config.with_name("verl_real_model_fsdp.yaml")
+    verl_config.write_text(yaml.safe_dump(verl, sort_keys=False))
+    command = ["coding-framework", "verl-train", "--config", str(config), "--verl-config", str(verl_config),
+               "--run-dir", str(run_dir)]
     with LoadMonitor() as load:
         if (run_dir / "results.json").is_file() and (run_dir / "benchmark_run.json").is_file():
             run = json.loads((run_dir / "benchmark_run.json").read_text())
@@ -339,6 +349,7 @@ def real_model(args: argparse.Namespace) -> Path:
         "model": "smollm2-135m",
         "policies": data["policies"],
         "config": data,
+        "verl_config": verl,
         "train_command": " ".join(command),
         "wall_s": run["wall_s"],
         "step_seconds": [r["metrics"].get("timing_s/step") for r in history],
