@@ -92,7 +92,9 @@ EXPLANATIONS = {
     "kl_reported": (
         "kl_loss is ours `kl/loss` vs verl's `actor/kl_loss`: the per-token low-var-KL of the policy being "
         "updated (before the optimizer step, so the rollout policy) to the reference, aggregated by "
-        "loss_agg_mode; both are 0 at step 1 (policy = reference) and grow as the policy moves. "
+        "loss_agg_mode; it grows as the policy moves. At step 1 (policy = reference) ours is exactly 0 (the "
+        "reference is a copy scored by the same code) and verl's ~1e-10 (its reference worker is a second "
+        "FSDP module, parameters offloaded, whose logprobs differ from the actor's in the last bits). "
         "approx_kl_old_new is the PPO ratio KL (ours losses/approx_kl, verl actor/ppo_kl), ~0 with one "
         "on-policy optimizer step: it measures the rollout/trainer logprob mismatch only."
     ),
