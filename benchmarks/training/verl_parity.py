@@ -93,8 +93,10 @@ EXPLANATIONS = {
         "kl_loss is ours `kl/loss` vs verl's `actor/kl_loss`: the per-token low-var-KL of the policy being "
         "updated (before the optimizer step, so the rollout policy) to the reference, aggregated by "
         "loss_agg_mode; it grows as the policy moves. At step 1 (policy = reference) ours is exactly 0 (the "
-        "reference is a copy scored by the same code) and verl's ~1e-10 (its reference worker is a second "
-        "FSDP module, parameters offloaded, whose logprobs differ from the actor's in the last bits). "
+        "reference is a copy scored by the same code). verl's was 2.9e-5 in seed 0: its reference worker "
+        "ran in bf16 parameters (verl's default mixed precision for a ref fsdp_config section we did not "
+        "set) against the fp32 actor; the mapping now gives the reference the actor's precision "
+        "(overrides._fsdp), which seeds 1 and 2 ran with. "
         "approx_kl_old_new is the PPO ratio KL (ours losses/approx_kl, verl actor/ppo_kl), ~0 with one "
         "on-policy optimizer step: it measures the rollout/trainer logprob mismatch only."
     ),

@@ -274,7 +274,8 @@ def _gpu_only_checks(config: Any, entry: VerlEntry) -> list[str]:
                       "and returns the per-token logprobs the agent loop records "
                       f"({package} is not installed here)")
     # the token server merges an adapter of any rank into its weights (``lora``): nothing to check
-    if name not in ("vllm", ROLLOUT) and (model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)) > 0:
+    rank = model.get("lora", {}).get("rank", 0) or model.get("lora_rank", 0)
+    if name not in ("vllm", ROLLOUT) and rank > 0:
         checks.append(f"the LoRA rank against {name}'s limits (verl checks LoRA ranks against vLLM only)")
     if config.trainer.get("use_v1", False) and config.trainer.v1.trainer_mode != "sync":
         checks.append(f"verl's V1 {config.trainer.v1.trainer_mode} trainer on "

@@ -292,6 +292,10 @@ def _fsdp(fsdp: FSDPSection, problems_per_step: int, minibatches: int) -> Overri
         out[f"{role}.ppo_mini_batch_size"] = max(1, problems_per_step // minibatches)
         out[f"{role}.ppo_micro_batch_size_per_gpu"] = fsdp.micro_batch_size_per_gpu
     out["actor_rollout_ref.ref.fsdp_config.param_offload"] = True
+    # the reference scores in the actor's precision: verl's default for an unset section is bf16 parameters,
+    # which put a KL of ~3e-5 between the fp32 actor and its own starting weights on the CPU
+    out["actor_rollout_ref.ref.fsdp_config.model_dtype"] = fsdp.model_dtype
+    out["+actor_rollout_ref.ref.fsdp_config.mixed_precision"] = precision
     for role in ("ref", "rollout"):
         out[f"actor_rollout_ref.{role}.log_prob_micro_batch_size_per_gpu"] = (
             fsdp.log_prob_micro_batch_size_per_gpu)
