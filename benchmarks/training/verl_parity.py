@@ -18,9 +18,9 @@ update's micro-batches), the gradient norm before clipping (ours ``charts/grad_n
 to benchmarks/results/verl_parity.json, the plot to verl_parity.png.
 
 Real model: ``verl-train`` with ``--model smollm2-135m`` and a copy of ``verl_cpu`` with ``policies:
-shared_lora`` (1 step of 2 problems x 2 samples, one 64-token round) and of ``verl_fsdp_cpu`` with
-micro-batches of 1 row, its peak memory the summed RSS of the whole process tree (sampled every second);
-to benchmarks/results/verl_real_model.json.
+shared_lora`` (2 steps of 2 problems x 4 samples, one 64-token round, entropy bonus 0.01) and of
+``verl_fsdp_cpu`` with micro-batches of 1 row, its peak memory the summed RSS of the whole process tree
+(sampled every second); to benchmarks/results/verl_real_model.json.
 """
 
 from __future__ import annotations
@@ -325,11 +325,15 @@ def real_model(args: argparse.Namespace) -> Path:
     # machine's other jobs (Ray's memory monitor killed the actor in its update)
     verl["fsdp"].update(micro_batch_size_per_gpu=1, log_prob_micro_batch_size_per_gpu=1)
     verl["rollout"].update(response_length=128)
-    data.update(steps=1, model="smollm2-135m",
+    data.update(steps=2, model="smollm2-135m",
                 policies={"mode": "shared_lora", "roles": ["generator"], "rank": 8, "alpha": 16},
                 checkpoint={"every": 1, "keep_last": 1})
     data["data"]["heldout_limit"] = 4
-    data["rollout"].update(problems_per_step=2, group_size=2, max_new_tokens=64)
+    # step 2 samples from (and the audit checks) the adapter step 1 trained, merged by the token server;
+    # a group whose samples all pass or all fail has no advantage, and a 1-step run of 2 x 2 samples
+    # trained nothing: 4 samples per problem, and a small entropy bonus so that the step moves the adapter
+    data["rollout"].update(problems_per_step=2, group_size=4, max_new_tokens=64)
+    data["algo"] = {"entropy_coef": 0.01}
     data["workflow"]["graph"]["max_rounds"] = 1  # one 64-token attempt: the response fits verl's 128
     data["eval"].update(max_new_tokens=64)
     data["optim"].update(lr=1e-3)  # a zero-initialised lora_B needs a larger step than a full fine-tune
