@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from coding_framework.evaluation.machine import LoadMonitor, write_result
+from benchmarks.harness import LoadMonitor, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
