@@ -356,8 +356,8 @@ def test_a_figure_added_to_a_block_or_a_block_left_out_fails(documents) -> None:
     block, _ = blocks(doc, tables)[1]
     assert unbacked_blocks(doc.replace(block, block + " 0.5"), tables, entries)
     assert unbacked_blocks(doc, tables, entries[:-1])
-    bare = [dict(e, unbound=" ") if "unbound" in e else e for e in documents["benchmarks/README.md"][2]]
-    doc, tables, _ = documents["benchmarks/README.md"]
+    doc, tables, entries = documents["benchmarks/README.md"]
+    bare = [{"block": entries[0]["block"], "unbound": " "}, *entries[1:]]
     assert any("unbound without its why" in problem for problem in unbacked_blocks(doc, tables, bare))
 
 
