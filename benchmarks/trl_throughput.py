@@ -164,7 +164,7 @@ def _side(
 
 def _step_problems(args: argparse.Namespace, model_dir: Path) -> list[Any]:
     """The problems our trainer draws, step by step, so TRL sees the same prompts in the same order."""
-    from coding_framework.training.schedule import ProblemSampler
+    from coding_framework.training.algos.schedule import ProblemSampler
     from coding_framework.training.setup import split_problems
 
     cfg = _training_config(args, model_dir)

@@ -18,7 +18,7 @@ from coding_framework.problems import (
     load_problem_records,
     write_problem_records,
 )
-from coding_framework.training.schedule import ProblemSampler, rated_difficulty
+from coding_framework.training.algos.schedule import ProblemSampler, rated_difficulty
 
 CLI = [sys.executable, "-m", "coding_framework.cli"]
 

@@ -9,8 +9,13 @@ from omegaconf import OmegaConf
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
-from coding_framework.training.algorithms import ALGORITHMS, AlgorithmSpec, get_algorithm, register_algorithm
-from coding_framework.training.losses import (
+from coding_framework.training.algos.algorithms import (
+    ALGORITHMS,
+    AlgorithmSpec,
+    get_algorithm,
+    register_algorithm,
+)
+from coding_framework.training.algos.losses import (
     algo_config,
     compute_advantages,
     dynamic_sampling_filter,

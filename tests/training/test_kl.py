@@ -11,7 +11,7 @@ from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import apply_kl_penalty
 
 from coding_framework.embedded.architecture import init_model
-from coding_framework.training.kl import (
+from coding_framework.training.algos.kl import (
     KLConfig,
     KLMonitor,
     ReferencePolicy,

@@ -7,10 +7,10 @@ import torch
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.embedded.architecture import init_model
-from coding_framework.training.algorithms import get_algorithm
-from coding_framework.training.losses import value_loss
+from coding_framework.training.algos.algorithms import get_algorithm
+from coding_framework.training.algos.losses import value_loss
+from coding_framework.training.algos.value_head import ValueHead
 from coding_framework.training.update import PolicyUpdate
-from coding_framework.training.value_head import ValueHead
 from tests.fakes.engine import tiny_tokenizer
 from tests.fakes.models import TINY
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, 
 from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind, find_contamination
 from coding_framework.problems.secret_scan import find_secrets
 from coding_framework.problems.sources import load_source, parse_source, resolve_source
+from coding_framework.training.algos.seeds import seeded_random
 from coding_framework.training.setup import split_problems
 
 __all__ = ["MANIFEST_FILE", "TrainingData", "canonical_sha256", "prepare_data"]
@@ -159,7 +159,7 @@ def _hold_out(train: list[Problem], weights: list[float], fraction: float,
               seed: int) -> tuple[list[Problem], list[float], list[Problem]]:
     """A seeded share of the tasks (augmented copies go with their original) for held-out, never trained."""
     roots = sorted({root_task_id(p) for p in train})
-    held = set(random.Random(f"{seed}:heldout").sample(roots, max(1, round(fraction * len(roots)))))
+    held = set(seeded_random(seed, "heldout").sample(roots, max(1, round(fraction * len(roots)))))
     if len(held) == len(roots):
         raise ConfigError(f"data.heldout_fraction={fraction} holds out every one of the {len(roots)} tasks; "
                           "lower it or name data.heldout")

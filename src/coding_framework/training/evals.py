@@ -14,8 +14,8 @@ from coding_framework.agents.executor import AsyncGrader
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem, with_few_shot_prompt
+from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.rollout import derive_seed
 
 __all__ = ["evaluate_slices", "slice_metrics"]
 

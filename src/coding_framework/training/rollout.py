@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,14 +25,9 @@ from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import Generation, SamplingParams, TokenEngine
 from coding_framework.problems import Problem
 from coding_framework.rewards import BaseRewardFunction, RewardOutput
+from coding_framework.training.algos.seeds import derive_seed
 
 _EPISODE: contextvars.ContextVar[int] = contextvars.ContextVar("rollout_episode")
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed that is a pure function of ``parts`` (stable across processes, unlike ``hash``)."""
-    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from coding_framework.problems import (
     reserved_split,
     synthetic_split,
 )
-from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+from coding_framework.training.algos.algorithms import AlgorithmSpec, get_algorithm
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 
 __all__ = [

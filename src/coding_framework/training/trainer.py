@@ -42,17 +42,19 @@ from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
 from coding_framework.models.registry import CHALLENGER_ALIAS
 from coding_framework.rewards import CompositeReward
+from coding_framework.training.algos.hygiene import flat_groups, overlong_hygiene
+from coding_framework.training.algos.schedule import ProblemSampler, temperature_at
+from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.data import MANIFEST_FILE, prepare_data
 from coding_framework.training.evals import evaluate_slices, slice_metrics
 from coding_framework.training.gate import GateResult, gate_verdict
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.hygiene import flat_groups, overlong_hygiene
 from coding_framework.training.report import write_report
 from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
-from coding_framework.training.rollout import RolloutBatch, collect, derive_seed, step_workflow
+from coding_framework.training.rollout import RolloutBatch, collect, step_workflow
 from coding_framework.training.rollout_engines import (
     LocalCopyEngine,
     PolicySnapshot,
@@ -64,7 +66,6 @@ from coding_framework.training.rollout_engines import (
     behaviour_version,
 )
 from coding_framework.training.run_scope import RunScope
-from coding_framework.training.schedule import ProblemSampler, temperature_at
 from coding_framework.training.scoring import (
     RunningMoments,
     episode_rewards,

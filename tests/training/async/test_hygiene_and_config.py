@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from coding_framework.config.training import RolloutConfig, TrainingConfig
-from coding_framework.training.hygiene import flat_groups, overlong_hygiene, soft_overlong_penalty
+from coding_framework.training.algos.hygiene import flat_groups, overlong_hygiene, soft_overlong_penalty
 from coding_framework.training.trajectory import CallSpan, Trajectory
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from coding_framework.config.training import AlgoConfig
-from coding_framework.training.offpolicy import correct, mismatch_metrics
+from coding_framework.training.algos.offpolicy import correct, mismatch_metrics
 
 
 def _logprobs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

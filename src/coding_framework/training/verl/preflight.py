@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.loader import StrictModel
 from coding_framework.config.model_ref import MODEL_HELP, ModelRef, ModelSpec, parse_model_ref
-from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+from coding_framework.training.algos.algorithms import AlgorithmSpec, get_algorithm
 
 if TYPE_CHECKING:
     from coding_framework.models import ResolvedModel

@@ -35,10 +35,10 @@ from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ResolvedModel
+from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.gate import GateResult, gate_verdict
 from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
 from coding_framework.training.results import StepRecord, TrainingResults
-from coding_framework.training.rollout import derive_seed
 from coding_framework.training.verl.launcher import VerlLaunch, compose, launch, prepare, validate
 from coding_framework.training.verl.overrides import AUDIT_FILE, OffPolicy
 

@@ -7,11 +7,11 @@ uninterrupted one would have used; the only state is the problem sampler's curso
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 
 from coding_framework.config.training import CurriculumConfig, OptimConfig, RolloutConfig
 from coding_framework.problems import Difficulty, Problem
+from coding_framework.training.algos.seeds import seeded_random
 
 
 def lr_factor(step: int, total: int, config: OptimConfig) -> float:
@@ -79,12 +79,12 @@ class ProblemSampler:
     def extra(self, step: int, round_: int, n: int) -> list[Problem]:
         """``n`` distinct problems for a refill round of ``step``: seeded by the step and round alone, so
         refills leave ``cursor`` (and every later step's draw) as they were."""
-        rng = random.Random(f"{self.seed}:refill:{step}:{round_}")
+        rng = seeded_random(self.seed, "refill", step, round_)
         return [self.problems[i] for i in rng.sample(range(len(self.problems)), min(n, len(self.problems)))]
 
     def _epoch_order(self, epoch: int) -> list[int]:
         order = list(range(len(self.problems)))
-        random.Random(f"{self.seed}:epoch:{epoch}").shuffle(order)
+        seeded_random(self.seed, "epoch", epoch).shuffle(order)
         return order
 
     def _sequential(self, n: int) -> list[Problem]:
@@ -98,7 +98,7 @@ class ProblemSampler:
 
     def _weighted(self, step: int, n: int) -> list[Problem]:
         weights = difficulty_weights(step, self.curriculum)
-        rng = random.Random(f"{self.seed}:curriculum:{step}")
+        rng = seeded_random(self.seed, "curriculum", step)
         pool = list(range(len(self.problems)))
         chosen: list[int] = []
         for _ in range(n):

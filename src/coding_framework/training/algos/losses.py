@@ -19,7 +19,7 @@ from verl.trainer.config import AlgoConfig
 from verl.trainer.ppo import core_algos
 from verl.workers.config import ActorConfig, PolicyLossConfig
 
-from coding_framework.training.algorithms import AlgorithmSpec
+from coding_framework.training.algos.algorithms import AlgorithmSpec
 
 
 def _call_supported(fn: Callable[..., Any], **kwargs: Any) -> Any:
