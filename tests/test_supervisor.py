@@ -149,7 +149,7 @@ def test_train_agents_takes_the_verl_route_and_solve_uses_its_model(tmp_path, mo
     """``backend="verl"`` hands the config and the device's verl settings to ``run_verl`` (its real run is
     tests/training/verl/test_cpu_train.py); ``solve`` then runs the final model it returned."""
     from coding_framework.config.training import TrainingConfig
-    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.run.results import TrainingResults
     from coding_framework.training.verl import run as verl_run
     from tests.fakes.models import tiny_model_dir
 

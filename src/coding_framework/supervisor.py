@@ -32,7 +32,7 @@ from coding_framework.problems.sources import resolve_source
 if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
-    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.run.results import TrainingResults
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -372,7 +372,7 @@ class CodingSupervisor:
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
-        from coding_framework.training.setup import configure
+        from coding_framework.training.run.setup import configure
         from coding_framework.training.trainer import Trainer
 
         if isinstance(config, TrainingConfig):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.training.checkpoint import MANIFEST, CheckpointError, CheckpointManager, verify
+from coding_framework.training.run.checkpoint import MANIFEST, CheckpointError, CheckpointManager, verify
 
 
 def _writer(payload: str):

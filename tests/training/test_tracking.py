@@ -9,7 +9,7 @@ from coding_framework.config.loader import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.models.checksums import weights_checksum
 from coding_framework.models.mlflow_fields import flatten, metric_key
-from coding_framework.training.results import TrainingResults
+from coding_framework.training.run.results import TrainingResults
 from coding_framework.training.trainer import Trainer
 from tests.training._tiny_run import tiny_config
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from coding_framework.config.training import TrackingConfig
-from coding_framework.training.tracking import MLflowTracker
+from coding_framework.training.run.tracking import MLflowTracker
 
 pytestmark = pytest.mark.slow  # an MLflow SQLite store takes seconds to create
 

@@ -27,9 +27,9 @@ from coding_framework.problems import (
     write_problem_records,
 )
 from coding_framework.problems.sources import load_source, parse_source
-from coding_framework.training.data import prepare_data
-from coding_framework.training.gate import compare, gate_verdict, regression_gate
-from coding_framework.training.heldout import HeldoutResult
+from coding_framework.training.run.data import prepare_data
+from coding_framework.training.run.gate import compare, gate_verdict, regression_gate
+from coding_framework.training.run.heldout import HeldoutResult
 from tests.sandbox.bigcodebench_env import DATA as BIGCODEBENCH
 from tests.training._tiny_run import tiny_config
 

@@ -21,11 +21,11 @@ from coding_framework.training.algos.algorithms import (
 )
 from coding_framework.training.algos.value_head import ValueHead
 from coding_framework.training.auditor import AuditIssue, AuditReport, audit
-from coding_framework.training.results import StepRecord, TrainingResults
+from coding_framework.training.run.results import StepRecord, TrainingResults
 from coding_framework.training.trajectory import CallSpan, Trajectory, from_records, trajectories_from_episode
 
 _LAZY = {
-    "Trainer": "trainer", "configure": "setup", "RunScope": "run_scope",
+    "Trainer": "trainer", "configure": "run.setup", "RunScope": "run.scope",
     "compute_advantages": "algos.losses", "policy_loss": "algos.losses", "value_loss": "algos.losses",
     "dynamic_sampling_filter": "algos.losses", "rows_for_update": "algos.losses",
     "to_agent_loop_output": "verl.interop", "from_agent_loop_output": "verl.interop",

@@ -45,13 +45,6 @@ from coding_framework.rewards import CompositeReward
 from coding_framework.training.algos.hygiene import flat_groups, overlong_hygiene
 from coding_framework.training.algos.schedule import ProblemSampler, temperature_at
 from coding_framework.training.algos.seeds import derive_seed
-from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
-from coding_framework.training.data import MANIFEST_FILE, prepare_data
-from coding_framework.training.evals import evaluate_slices, slice_metrics
-from coding_framework.training.gate import GateResult, gate_verdict
-from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.report import write_report
-from coding_framework.training.results import StepRecord, TrainingResults
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
 from coding_framework.training.rollout import RolloutBatch, collect, step_workflow
@@ -65,7 +58,23 @@ from coding_framework.training.rollout_engines import (
     VLLMRolloutEngine,
     behaviour_version,
 )
-from coding_framework.training.run_scope import RunScope
+from coding_framework.training.run.checkpoint import Checkpoint, CheckpointManager
+from coding_framework.training.run.data import MANIFEST_FILE, prepare_data
+from coding_framework.training.run.evals import evaluate_slices, slice_metrics
+from coding_framework.training.run.gate import GateResult, gate_verdict
+from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.run.report import write_report
+from coding_framework.training.run.results import StepRecord, TrainingResults
+from coding_framework.training.run.scope import RunScope
+from coding_framework.training.run.setup import (
+    check_adapters,
+    check_precision,
+    resolve_spec,
+    resume_point,
+    starting_model,
+    training_device,
+)
+from coding_framework.training.run.tracking import Trackers
 from coding_framework.training.scoring import (
     RunningMoments,
     episode_rewards,
@@ -74,15 +83,6 @@ from coding_framework.training.scoring import (
     shape_rewards,
     to_trajectories,
 )
-from coding_framework.training.setup import (
-    check_adapters,
-    check_precision,
-    resolve_spec,
-    resume_point,
-    starting_model,
-    training_device,
-)
-from coding_framework.training.tracking import Trackers
 
 __all__ = ["CONFIG_FILE", "FINAL_MODEL", "Trainer"]
 

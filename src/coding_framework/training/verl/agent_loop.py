@@ -259,7 +259,8 @@ DATA_SHA_KEY = b"coding_framework.data_sha256"
 def write_verl_dataset(problems: Sequence[Problem], path: str | Path, split: str = "train",
                        data_sha256: str | None = None) -> Path:
     """Write ``verl_dataset_rows`` as the parquet file ``data.train_files`` / ``data.val_files`` name; the
-    run's data hash (``training.data``'s manifest) goes into the file's metadata under ``DATA_SHA_KEY``."""
+    run's data hash (``training.run.data``'s manifest) goes into the file's metadata under
+    ``DATA_SHA_KEY``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -405,7 +405,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
 
 def _tracker(run_dir: Path, config: PreflightConfig) -> Any:
     from coding_framework.config.training import TrackingConfig
-    from coding_framework.training.tracking import MLflowTracker
+    from coding_framework.training.run.tracking import MLflowTracker
 
     tracker = MLflowTracker(TrackingConfig(experiment="verl-preflight", registered_model=None), run_dir,
                             system_metrics_interval_s=1.0)

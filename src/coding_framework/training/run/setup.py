@@ -25,7 +25,7 @@ from coding_framework.problems import (
     synthetic_split,
 )
 from coding_framework.training.algos.algorithms import AlgorithmSpec, get_algorithm
-from coding_framework.training.checkpoint import Checkpoint, CheckpointManager
+from coding_framework.training.run.checkpoint import Checkpoint, CheckpointManager
 
 __all__ = [
     "check_adapters",

@@ -31,7 +31,7 @@ from coding_framework.problems.decontaminate import DecontaminationSettings, dro
 from coding_framework.problems.secret_scan import find_secrets
 from coding_framework.problems.sources import load_source, parse_source, resolve_source
 from coding_framework.training.algos.seeds import seeded_random
-from coding_framework.training.setup import split_problems
+from coding_framework.training.run.setup import split_problems
 
 __all__ = ["MANIFEST_FILE", "TrainingData", "canonical_sha256", "prepare_data"]
 
@@ -96,7 +96,7 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
             held_from = f"{data.heldout_fraction:g} of the training tasks (seed {data.split_seed})"
         _refuse_untrainable(train, config)
         if data.pass_rates is not None:
-            from coding_framework.training.setup import with_stored_pass_rates
+            from coding_framework.training.run.setup import with_stored_pass_rates
 
             train = with_stored_pass_rates(train, data.pass_rates)
         heldout = heldout[: data.heldout_limit] if data.heldout_limit else heldout

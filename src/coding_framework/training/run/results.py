@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from coding_framework.training.gate import GateResult
+from coding_framework.training.run.gate import GateResult
 
 RESULTS_FILE = "results.json"
 
@@ -47,7 +47,7 @@ class TrainingResults(BaseModel):
     )
     seconds: float
     data_sha256: str | None = Field(None, description="sha256 of the canonical training + held-out sets.")
-    gate: GateResult | None = Field(None, description="The regression gate's verdict (`training.gate`).")
+    gate: GateResult | None = Field(None, description="The regression gate's verdict (`training.run.gate`).")
     max_staleness: int = Field(0, description="`rollout.max_staleness` of the run.")
     engine: str = Field("local", description="The rollout engine (`rollout.engine`).")
     samples_per_s: float | None = Field(

@@ -17,7 +17,7 @@ from scipy.stats import binomtest
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import GateConfig
 from coding_framework.models.registry import GATE_PASSED_TAG, GATE_REASON_TAG
-from coding_framework.training.heldout import HeldoutResult
+from coding_framework.training.run.heldout import HeldoutResult
 
 __all__ = ["GateResult", "SetComparison", "compare", "gate_verdict", "regression_gate"]
 

@@ -15,7 +15,7 @@ from coding_framework.config.training import BenchmarkSlice, TrainingConfig
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem, with_few_shot_prompt
 from coding_framework.training.algos.seeds import derive_seed
-from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
 
 __all__ = ["evaluate_slices", "slice_metrics"]
 

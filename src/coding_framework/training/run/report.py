@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coding_framework.training.results import StepRecord
+from coding_framework.training.run.results import StepRecord
 
 _PANELS = (
     ("Reward", ("reward_mean",), "reward"),

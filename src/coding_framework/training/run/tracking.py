@@ -131,7 +131,7 @@ class MLflowTracker:
         the alias ``challenger`` when ``challenger`` (a gated-out model gets none) and ``tags``."""
         import mlflow
 
-        from coding_framework.training.pyfunc import GeneratorModel, pip_requirements
+        from coding_framework.training.run.pyfunc import GeneratorModel, pip_requirements
 
         # set_*_uri also sets the environment variables; restore exactly what the caller had (an unset one
         # stays unset), or later code in this process would read this run's store as the user's registry.
