@@ -101,7 +101,7 @@ PUBLIC_API = {
         "SWEEP_FILE", "SweepError", "SweepResults", "load_sweep", "run_sweep", "train_trial", "trial_count",
         "tune_space",
     ],
-    "coding_framework.training.rollout_engines": [
+    "coding_framework.training.rollouts.engines": [
         "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",
         "TrainerEngine", "VLLMRolloutEngine", "behaviour_version",
     ],

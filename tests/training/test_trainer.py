@@ -35,9 +35,14 @@ from coding_framework.training.algos.schedule import (
     temperature_at,
 )
 from coding_framework.training.batch import TrajectoryBatch, score
-from coding_framework.training.rollout import collect, step_workflow
+from coding_framework.training.rollouts.episodes import collect, step_workflow
+from coding_framework.training.rollouts.scoring import (
+    RunningMoments,
+    episode_rewards,
+    shape_rewards,
+    to_trajectories,
+)
 from coding_framework.training.run.setup import split_problems
-from coding_framework.training.scoring import RunningMoments, episode_rewards, shape_rewards, to_trajectories
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
 from tests.fakes.chat import fenced

@@ -27,7 +27,7 @@ from coding_framework.training.algos.losses import rows_for_update
 from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.batch import TrajectoryBatch
-from coding_framework.training.rollout_engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import PolicySnapshot
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.update import PolicyUpdate
 

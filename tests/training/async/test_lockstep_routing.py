@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Sequence
 
 from coding_framework.llm.base import Generation, SamplingParams
-from coding_framework.training.rollout import LockstepEngine, run_lockstep
+from coding_framework.training.rollouts.episodes import LockstepEngine, run_lockstep
 from tests.fakes.engine import ScriptedEngine
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from coding_framework.training.rollout_engines import RolloutJob, RolloutPipeline, behaviour_version
+from coding_framework.training.rollouts.engines import RolloutJob, RolloutPipeline, behaviour_version
 from tests.fakes.problems import ADD
 
 

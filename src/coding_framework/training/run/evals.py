@@ -1,9 +1,10 @@
-"""Benchmark slices evaluated while training: before step 1, every ``eval.every`` steps and at the end.
+"""The held-out set and the benchmark slices evaluated while training: before step 1, every ``eval.every``
+steps and at the end.
 
-Each slice (``eval.benchmarks``) runs through the same episode-and-grade path as the held-out set
-(``heldout.evaluate_heldout``: the training graph's workflow, graded again by the sandbox), with the slice's
-prompt (``few-shot``: MBPP's standard 3-shot prompt) and sampling; its figures are logged as
-``eval/<label>/pass@k``.
+The held-out set runs under ``eval``'s sampling (``evaluate_policy``). Each slice (``eval.benchmarks``)
+runs through the same episode-and-grade path as the held-out set (``heldout.evaluate_heldout``: the
+training graph's workflow, graded again by the sandbox), with the slice's prompt (``few-shot``: MBPP's
+standard 3-shot prompt) and sampling; its figures are logged as ``eval/<label>/pass@k``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,25 @@ from coding_framework.problems import Problem, with_few_shot_prompt
 from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
 
-__all__ = ["evaluate_slices", "slice_metrics"]
+__all__ = ["evaluate_policy", "evaluate_slices", "slice_metrics"]
+
+
+async def evaluate_policy(
+    engine: TokenEngine, config: TrainingConfig, grader: AsyncGrader, problems: list[Problem]
+) -> HeldoutResult:
+    """The held-out problems under ``config.eval``'s sampling, seeded by the run's seed."""
+    ev = config.eval
+    return await evaluate_heldout(
+        engine,
+        config.workflow,
+        grader,
+        problems,
+        max_new_tokens=ev.max_new_tokens or config.rollout.max_new_tokens,
+        temperature=ev.temperature,
+        max_rounds=ev.max_rounds,
+        seed=derive_seed(config.seed, "eval"),
+        samples=ev.samples,
+    )
 
 
 async def evaluate_slices(

@@ -13,7 +13,12 @@ from coding_framework.evaluation.episodes import agrade, repeat, review_usefulne
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
-from coding_framework.training.rollout import LockstepEngine, final_program, run_lockstep, step_workflow
+from coding_framework.training.rollouts.episodes import (
+    LockstepEngine,
+    final_program,
+    run_lockstep,
+    step_workflow,
+)
 
 
 class HeldoutResult(BaseModel):

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from coding_framework.training.run.evals import slice_metrics
+from coding_framework.training.run.heldout import HeldoutResult
 from coding_framework.training.run.results import StepRecord
 
 _PANELS = (
@@ -102,3 +104,22 @@ td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}</style></head>
     page_path = out_dir / "report.html"
     page_path.write_text(page, encoding="utf-8")
     return {"png": png, "html": page_path}
+
+
+def write_run_report(out_dir: Path, title: str, algorithm: str, step: int, history: Sequence[StepRecord],
+                     last: dict[str, float], baseline: HeldoutResult | None,
+                     baseline_slices: Mapping[str, HeldoutResult], final: HeldoutResult) -> dict[str, Path]:
+    """The report of a run that ended at ``step``: its steps, the last one's metrics replaced by ``last``
+    (its final evaluation included), and the baseline as step 0 when there is one."""
+    summary = {
+        "algorithm": algorithm,
+        "steps": step,
+        "baseline heldout pass@1": baseline.pass_at_1 if baseline else None,
+        "final heldout pass@1": final.pass_at_1,
+        "heldout problems": final.problems,
+    }
+    rows = [*history[:-1], StepRecord(step=step, metrics=last)]
+    if baseline is not None:
+        rows.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": baseline.pass_at_1,
+                                                   **slice_metrics(baseline_slices)}))
+    return write_report(rows, out_dir, title, summary)

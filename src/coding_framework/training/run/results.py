@@ -89,3 +89,10 @@ class TrainingResults(BaseModel):
     @classmethod
     def read(cls, path: Path) -> TrainingResults:
         return cls.model_validate(json.loads(Path(path).read_text()))
+
+
+def samples_per_s(history: list[StepRecord]) -> float | None:
+    """Episodes trained on per second of training steps (their rollout waits, updates and syncs)."""
+    steps = [r.metrics for r in history if "seconds/train_step" in r.metrics]
+    seconds = sum(m["seconds/train_step"] for m in steps)
+    return sum(m["charts/samples"] for m in steps) / seconds if seconds else None

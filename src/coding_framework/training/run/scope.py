@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import gc
 import random
+from typing import Any
 
 import numpy as np
 import torch
 from transformers.utils import logging as transformers_logging
 
-__all__ = ["RunScope"]
+__all__ = ["RunScope", "rng_state", "set_rng_state"]
+
+
+def rng_state() -> dict[str, Any]:
+    """Python's, NumPy's and torch's (CPU) global RNG states, as a checkpoint saves them."""
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Put back what ``rng_state`` returned."""
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
 
 
 class RunScope:

@@ -1,8 +1,10 @@
-"""What a run starts from: the algorithm's spec, the device, the problems, the base model, the checkpoint
-to resume, and a config adjusted from arguments (``configure``)."""
+"""What a run starts from: the algorithm's spec, the device, the problems, the base model and the engine
+over it, the run directory's recorded config, the checkpoint to resume, and a config adjusted from
+arguments (``configure``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,11 +12,12 @@ from typing import Any
 
 import torch
 from pydantic import ValidationError
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.base import EngineError
-from coding_framework.llm.local import resolve_device
+from coding_framework.llm.local import LocalEngine, resolve_device
 from coding_framework.models import ResolvedModel, resolve_model
 from coding_framework.problems import (
     Problem,
@@ -28,15 +31,21 @@ from coding_framework.training.algos.algorithms import AlgorithmSpec, get_algori
 from coding_framework.training.run.checkpoint import Checkpoint, CheckpointManager
 
 __all__ = [
+    "CONFIG_FILE",
     "check_adapters",
     "check_precision",
+    "check_run_dir",
     "configure",
+    "load_engine",
     "resolve_spec",
     "resume_point",
     "split_problems",
     "starting_model",
+    "trained_model",
     "training_device",
 ]
+
+CONFIG_FILE = "config.json"
 
 
 def resolve_spec(config: TrainingConfig) -> AlgorithmSpec:
@@ -162,6 +171,57 @@ def check_adapters(model: ResolvedModel, config: TrainingConfig) -> bool:
             "start from the base model"
         )
     return True
+
+
+def load_engine(model_dir: Path, device: torch.device, config: TrainingConfig) -> LocalEngine:
+    """A LocalEngine over the model in ``model_dir``, loaded in float32 on ``device``, at policy version 0."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    return LocalEngine(model, tokenizer, device=device, policy_version="0",
+                       max_batch_size=config.rollout.max_batch_size)
+
+
+def trained_model(engine: LocalEngine, config: TrainingConfig) -> PreTrainedModel:
+    """The engine's model, which the trainer updates in place and saves: a transformers model on the
+    configured device (any device when ``device: auto``)."""
+    model = getattr(engine, "model", None)
+    if not isinstance(model, PreTrainedModel):
+        raise TypeError(
+            f"the engine's model is a {type(model).__name__}; the trainer updates and saves a "
+            "transformers PreTrainedModel in place: pass a LocalEngine over one"
+        )
+    if config.device != "auto" and engine.device.type != config.device:
+        raise ConfigError(
+            f"device: {config.device}, but the engine passed to the trainer runs on {engine.device}; "
+            "set device: auto (or the engine's device)"
+        )
+    return model
+
+
+def _same_config(saved: Path, config: TrainingConfig) -> bool:
+    """Whether ``saved`` holds ``config``; fields added since it was written take defaults."""
+    try:
+        return TrainingConfig.model_validate(json.loads(saved.read_text())) == config
+    except ValueError:  # not JSON, or no longer a valid config
+        return False
+
+
+def check_run_dir(run_dir: Path, config: TrainingConfig, resume: bool) -> None:
+    """Write ``config`` to ``run_dir``'s ``CONFIG_FILE``; a ConfigError where a resume names a different
+    config than the run started with, or a fresh run would train into a directory holding checkpoints."""
+    saved = run_dir / CONFIG_FILE
+    current = config.model_dump(mode="json")
+    if resume and saved.is_file() and not _same_config(saved, config):
+        raise ConfigError(
+            f"{run_dir} was started with a different configuration ({saved}); resume it with "
+            "the same config and seed, or train into a new --run-dir"
+        )
+    if not resume and (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir()):
+        raise ConfigError(
+            f"{run_dir} already holds checkpoints: pass --resume to continue that run, or "
+            "choose a new --run-dir"
+        )
+    saved.write_text(json.dumps(current, indent=2) + "\n")
 
 
 def resume_point(checkpoints: CheckpointManager) -> Checkpoint | None:

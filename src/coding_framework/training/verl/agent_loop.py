@@ -57,7 +57,7 @@ from coding_framework.llm.base import EngineError, FinishReason, Generation, Sam
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
-from coding_framework.training.scoring import round_penalized
+from coding_framework.training.rollouts.scoring import round_penalized
 from coding_framework.training.trajectory import trajectories_from_episode
 from coding_framework.training.verl.interop import to_agent_loop_output
 

@@ -10,7 +10,7 @@ import torch
 from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.local import LocalEngine
-from coding_framework.training.rollout_engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import PolicySnapshot
 
 __all__ = ["LocalCopyEngine", "TrainerEngine"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.training import EpisodeRewardConfig
 from coding_framework.rewards.review_credit import ReviewOutcome, review_outcomes, usefulness_rate
-from coding_framework.training.rollout import Episode, RolloutBatch
+from coding_framework.training.rollouts.episodes import Episode, RolloutBatch
 from coding_framework.training.trajectory import Trajectory, review_trajectories, trajectories_from_episode
 
 REVIEWER = "reviewer"

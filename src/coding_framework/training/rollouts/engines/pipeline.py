@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_framework.problems import Problem
-from coding_framework.training.rollout_engines.base import PolicySnapshot, RolloutEngine
+from coding_framework.training.rollouts.engines.base import PolicySnapshot, RolloutEngine
 
 __all__ = ["Produced", "RolloutJob", "RolloutPipeline", "behaviour_version"]
 

@@ -27,7 +27,7 @@ from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig, default_venv
 from coding_framework.logs import get_logger
 from coding_framework.models.layout import ADAPTER_FILE
-from coding_framework.training.rollout_engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import PolicySnapshot
 
 __all__ = ["VLLMRolloutEngine", "adapter_name"]
 

@@ -8,15 +8,15 @@
 ``RolloutPipeline`` runs the fixed schedule: step t's batch is sampled by version ``max(0, t - K)``.
 """
 
-from coding_framework.training.rollout_engines.base import PolicySnapshot, RolloutEngine
-from coding_framework.training.rollout_engines.local_copy import LocalCopyEngine, TrainerEngine
-from coding_framework.training.rollout_engines.pipeline import (
+from coding_framework.training.rollouts.engines.base import PolicySnapshot, RolloutEngine
+from coding_framework.training.rollouts.engines.local_copy import LocalCopyEngine, TrainerEngine
+from coding_framework.training.rollouts.engines.pipeline import (
     Produced,
     RolloutJob,
     RolloutPipeline,
     behaviour_version,
 )
-from coding_framework.training.rollout_engines.vllm_engine import VLLMRolloutEngine
+from coding_framework.training.rollouts.engines.vllm_engine import VLLMRolloutEngine
 
 __all__ = [
     "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",

@@ -1,0 +1,3 @@
+"""Where a run's training batches come from: the episodes (``episodes``), their rewards shaped into rows
+(``scoring``), the rollout engines that sample them (``engines``), and the one seam the trainer sees,
+``source.BatchSource``."""
