@@ -21,7 +21,7 @@ from coding_framework.training import Trainer
 from coding_framework.training.run.data import prepare_data
 from tests.training._tiny_run import comparable, tiny_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow

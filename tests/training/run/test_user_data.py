@@ -33,7 +33,7 @@ from coding_framework.training.run.heldout import HeldoutResult
 from tests.sandbox.bigcodebench_env import DATA as BIGCODEBENCH
 from tests.training._tiny_run import tiny_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = 'API_TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"'
 
 
