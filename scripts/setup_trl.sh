@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs TRL into its own virtual environment, .venv-trl at the repository root, for
-# benchmarks/trl_throughput.py (our GRPO step against TRL's GRPOTrainer).
+# benchmarks/training/trl_throughput.py (our GRPO step against TRL's GRPOTrainer).
 #
 #   bash scripts/setup_trl.sh             # idempotent: a second run only checks and prints the versions
 #   TRL_VENV=/some/dir bash scripts/setup_trl.sh

@@ -5,7 +5,9 @@ here (read statically: no benchmark runs)."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -15,13 +17,15 @@ from coding_framework.evaluation.machine import (
     HISTORY_KEY,
     RECORD_KEYS,
     LoadMonitor,
+    command_line,
     missing_record,
     write_result,
 )
 from coding_framework.models.checksums import weights_checksum
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in ("__init__.py", "machine.py"))
+MODULES = sorted(str(p.relative_to(BENCHMARKS)) for p in BENCHMARKS.rglob("*.py") if p.name != "__init__.py")
+SCRIPTS = [name for name in MODULES if name != "harness.py"]
 
 
 def _is_results_path(node: ast.AST) -> bool:
@@ -98,7 +102,7 @@ def hand_rolled_result_writes(source: str) -> list[str]:
 
 
 def files_results(source: str) -> bool:
-    """Whether ``source`` names the results folder (a path part, or serving_common's RESULTS)."""
+    """Whether ``source`` names the results folder (a path part, or the harness's RESULTS)."""
     tree = ast.parse(source)
     return any(_is_results_path(n) or (isinstance(n, ast.Name) and n.id == "RESULTS") for n in ast.walk(tree))
 
@@ -116,6 +120,49 @@ def test_benchmark_writes_results_through_write_result(name: str) -> None:
     assert hand_rolled_result_writes(source) == []
     if files_results(source):
         assert calls_write_result(source), f"{name} names benchmarks/results but never calls write_result"
+
+
+def package_violations(source: str) -> list[str]:
+    """What a benchmark module may not do: edit ``sys.path``, import from tests/ or scripts/, or reach the
+    record and writer other than through ``benchmarks.harness``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name) \
+                and node.value.id == "sys":
+            found.append(f"line {node.lineno}: edits sys.path")
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                   else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for module in modules:
+            if module.split(".")[0] in ("tests", "scripts", "machine"):
+                found.append(f"line {node.lineno}: imports {module}")
+            elif module == "coding_framework.evaluation.machine":
+                found.append(f"line {node.lineno}: imports {module}, not benchmarks.harness")
+    return found
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_benchmark_is_a_module_of_the_package(name: str) -> None:
+    """Run as ``python -m benchmarks.<group>.<name>``: no path edits, no tests/ imports, one harness."""
+    assert package_violations((BENCHMARKS / name).read_text()) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nsys.path.insert(0, 'x')\n",
+    "from tests.fakes.chat import fenced\n",
+    "import scripts.serving_demo\n",
+    "from machine import write_result\n",
+    "from coding_framework.evaluation.machine import write_result\n",
+])
+def test_a_path_edit_a_tests_import_or_another_writer_is_caught(source: str) -> None:
+    assert package_violations(source)
+
+
+def test_a_module_run_records_its_python_m_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    main = type(sys)("__main__")
+    main.__spec__ = importlib.util.find_spec("benchmarks.harness")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / "harness.py"), "--limit", "2"])
+    assert command_line() == "python -m benchmarks.harness --limit 2"
 
 
 @pytest.mark.parametrize(
@@ -171,7 +218,7 @@ def test_a_figure_named_like_a_record_key_is_an_error(tmp_path: Path, key: str) 
 
 
 def test_a_figure_measured_elsewhere_records_that_machine(tmp_path: Path) -> None:
-    gpu = {"command": "python3 benchmarks/gpu_precision.py --raw out.json", "device": "NVIDIA H100",
+    gpu = {"command": "python3 -m benchmarks.training.gpu_precision --raw out.json", "device": "NVIDIA H100",
            "driver": "570.1", "torch": "2.11.0+cu130"}
     record = json.loads(write_result(tmp_path / "r.json", {"x": 1}, measured_on=gpu).read_text())
     assert record["measured_on"] == gpu and record["command"] != gpu["command"]
@@ -182,9 +229,9 @@ def test_a_figure_measured_elsewhere_records_that_machine(tmp_path: Path) -> Non
 
 
 def test_gpu_precision_files_the_gpu_machine_record(tmp_path: Path) -> None:
-    from benchmarks import gpu_precision
+    from benchmarks.training import gpu_precision
 
-    gpu = {"command": "python3 benchmarks/gpu_precision.py --raw r.json", "device": "NVIDIA H100",
+    gpu = {"command": "python3 -m benchmarks.training.gpu_precision --raw r.json", "device": "NVIDIA H100",
            "driver": "570.1", "torch": "2.11.0+cu130", "cuda": "13.0"}
     raw = tmp_path / "raw.json"
     raw.write_text(json.dumps({"modes": ["fp32"], "measured_on": gpu, "runs": []}))

@@ -15,11 +15,11 @@ import httpx
 import pytest
 import yaml
 
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config.model_ref import MODEL_FORMS
 from coding_framework.config.serving import ServingConfig, SolveConfig
 from coding_framework.serving import ServerThread
 from tests.serving.role_models import build_per_role_dir
-from tests.training._tiny_run import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "Write a function add(a, b) that returns a + b."

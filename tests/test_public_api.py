@@ -87,6 +87,7 @@ PUBLIC_API = {
         "RolloutConflict", "RolloutHooks", "RolloutManager", "Route", "ServerThread", "create_app",
         "run_server",
     ],
+    "coding_framework.serving.rollouts": [],
     "coding_framework.training": [
         "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",
         "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",

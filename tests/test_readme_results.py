@@ -1,4 +1,4 @@
-"""The README's results tables hold to their result files: every figure there is one key of one file.
+"""The README's figures hold to their result files: every figure there is one key of one file, or a label.
 
 Each figure of a results row (every number in the cells after the first, signs and small integers included)
 is bound, in `benchmarks/readme_figures.yaml`, to the exact key it comes from, and must equal that key's
@@ -20,6 +20,16 @@ reader can find it) and `figures:`, one entry per figure in the order they appea
 - several bindings joined by ` & `: one figure that stands for each of them ("30 tasks each").
 - `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
   the reason is required and kept short.
+
+A ratio (a figure followed by x or %) bound to a file whose load average before or during the run was 1.0
+or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
+before, D during)", its two figures bound to that file's `load_avg`; a quiet re-run drops it.
+
+The README's prose (paragraphs and list items outside the results tables) and benchmarks/README.md (its
+tables too) are bound block by block, under `README.md prose:` and `benchmarks/README.md:`: each block that
+holds a number, in order, as `block:` (a piece of its text) and `figures:` in the forms above, or `unbound:
+why` for a block not bound yet (history typed from earlier sessions, or a row still to bind), which the
+self-test skips.
 
 How to bind a new row (say for `real_model_rl.py`; benchmarks/README.md says the same): file the result
 with `write_result` and write the row in README.md; add the row to benchmarks/readme_figures.yaml at its
@@ -69,9 +79,14 @@ class Figure(NamedTuple):
 
 def row_figures(row: str) -> list[Figure]:
     """The figures of a row's cells after the first; names, ids and paths in backticks are not figures."""
-    text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), row)
+    return block_figures(row, row.index("|", 1))
+
+
+def block_figures(block: str, start: int = 0) -> list[Figure]:
+    """The figures of ``block`` from ``start`` on; names, ids and paths in backticks are not figures."""
+    text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), block)
     found = []
-    for match in NUMBER.finditer(text, text.index("|", 1)):
+    for match in NUMBER.finditer(text, start):
         token = match.group().rstrip(",")
         digits = token.lstrip("+-")
         before = text[match.start() - 1]
@@ -123,31 +138,116 @@ def shows(token: str, value: float) -> bool:
     return abs(value - float(digits)) <= slack and (value > 0 if digits.startswith("+") else True)
 
 
+def disowned(name: str, figures: list[Figure], entries: list[str]) -> list[str]:
+    """One line if ``figures`` and ``entries`` differ in number, else one per figure its key disowns."""
+    if len(figures) != len(entries):
+        return [f"{name}: {len(figures)} figures {[f.token for f in figures]}, {len(entries)} bound"]
+    problems = []
+    for figure, entry in zip(figures, entries, strict=True):
+        if entry.startswith("label:"):
+            if not entry.removeprefix("label:").strip():
+                problems.append(f"{name}: {figure.token} is a label without its why")
+            continue
+        try:
+            values = lookup(entry)
+        except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
+            problems.append(f"{name}: {figure.token} bound to {entry}: {exc!r}")
+            continue
+        if not all(shows(figure.token, value) for value in values):
+            problems.append(f"{name}: {figure.token} is not {entry} ({values})")
+    return problems
+
+
 def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
     """One line per row whose figures and bindings disagree in number, and per figure its key disowns."""
     rows = results_rows(readme)
     problems = [] if len(rows) == len(bindings) else [f"{len(rows)} results rows, {len(bindings)} bound"]
     for row, bound in zip(rows, bindings, strict=False):
         label = row.strip("|").split("|")[0].strip()
-        figures, entries = row_figures(row), bound["figures"]
         if bound["row"] not in label:
             problems.append(f"row {label[:60]!r} is bound as {bound['row']!r}: keep the rows in README order")
-        elif len(figures) != len(entries):
-            problems.append(f"{bound['row']}: {len(figures)} figures {[f.token for f in figures]}, "
-                            f"{len(entries)} bound")
         else:
-            for figure, entry in zip(figures, entries, strict=True):
-                if entry.startswith("label:"):
-                    if not entry.removeprefix("label:").strip():
-                        problems.append(f"{bound['row']}: {figure.token} is a label without its why")
-                    continue
-                try:
-                    values = lookup(entry)
-                except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
-                    problems.append(f"{bound['row']}: {figure.token} bound to {entry}: {exc!r}")
-                    continue
-                if not all(shows(figure.token, value) for value in values):
-                    problems.append(f"{bound['row']}: {figure.token} is not {entry} ({values})")
+            problems += disowned(bound["row"], row_figures(row), bound["figures"])
+    return problems
+
+
+def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
+    """(block, where its figures start) for each paragraph, list item and (with ``tables``) table row of
+    ``doc`` that holds a figure, outside code fences and headings; a row's figures start after its first
+    cell. Each block is its exact text in ``doc``, lines joined by newlines."""
+    found: list[list[str]] = []
+    fenced, joinable = False, False
+    for line in doc.splitlines():
+        if line.startswith("```"):
+            fenced, joinable = not fenced, False
+        elif fenced or not line.strip() or line.startswith("#"):
+            joinable = False
+        elif line.startswith("|"):
+            if re.fullmatch(r"\|[\s|:-]+\|", line):
+                if tables and found and found[-1][0].startswith("|"):
+                    found.pop()  # the header row above a separator names columns
+            elif tables:
+                found.append([line])
+            joinable = False
+        elif joinable and not re.match(r"\s*(?:[-*]|\d+\.) ", line):
+            found[-1].append(line)
+        else:
+            found.append([line])
+            joinable = True
+    out = []
+    for lines in found:
+        block = "\n".join(lines)
+        start = block.index("|", 1) if block.startswith("|") else 0
+        if block_figures(block, start):
+            out.append((block, start))
+    return out
+
+
+# The documents bound block by block (besides README.md's results rows): name -> (file, tables included).
+DOCUMENTS = {"README.md prose": ("README.md", False), "benchmarks/README.md": ("benchmarks/README.md", True)}
+
+
+def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> list[str]:
+    """As ``unbacked`` for every block of ``doc`` that holds a figure, in order: each entry's ``block`` is a
+    piece of its block's text, then ``figures``, or ``unbound: why`` for a block not bound yet."""
+    found = blocks(doc, tables)
+    counted = f"{len(found)} blocks with figures, {len(entries)} entries"
+    problems = [] if len(found) == len(entries) else [counted]
+    for (block, start), entry in zip(found, entries, strict=False):
+        if entry["block"] not in block:
+            problems.append(f"block {block[:70]!r} is bound as {entry['block']!r}: keep the blocks in order")
+            break
+        if "unbound" in entry:
+            if not str(entry["unbound"]).strip():
+                problems.append(f"{entry['block']}: unbound without its why")
+            continue
+        problems += disowned(entry["block"], block_figures(block, start), entry["figures"])
+    return problems
+
+
+LOADED = 1.0  # a 1-minute load average at or above this, before or during, on 2 cores: a shared CPU
+MARKER = "(loaded: "
+
+
+def loaded(name: str) -> bool:
+    """Whether the result file records a loaded machine before or during its run."""
+    load = _load(name).get("load_avg") or {}
+    return any(load.get(k) is not None and load[k] >= LOADED for k in ("before", "during_mean"))
+
+
+def unmarked_loaded_ratios(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
+    """Ratios (a figure followed by x or %) bound to a file that records a loaded machine, without the
+    marker ``(loaded: load average B before, D during)`` later in the same clause (up to the next ; or |)."""
+    problems = []
+    for row, bound in zip(results_rows(readme), bindings, strict=True):
+        for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
+            if entry.startswith("label:") or row[figure.end:figure.end + 1] not in ("x", "%"):
+                continue
+            files = {part.split("#", 1)[0].strip() for part in entry.split(" & ")}
+            clause = re.split(r"[;|]", row[figure.end:], maxsplit=1)[0]
+            if any(loaded(name) for name in files) and MARKER not in clause:
+                problems.append(f"{bound['row']}: {figure.token} comes from a loaded run ({sorted(files)}): "
+                                f"mark it {MARKER}load average B before, D during) in its clause")
     return problems
 
 
@@ -161,9 +261,33 @@ def bindings() -> list[dict[str, Any]]:
     return yaml.safe_load(BINDINGS.read_text())["README.md"]
 
 
+@pytest.fixture(scope="module")
+def documents() -> dict[str, tuple[str, bool, list[dict[str, Any]]]]:
+    """name -> (the document's text, tables included, its block bindings)."""
+    side = yaml.safe_load(BINDINGS.read_text())
+    return {name: ((ROOT / path).read_text(), tables, side[name])
+            for name, (path, tables) in DOCUMENTS.items()}
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_every_figure_of_the_prose_and_benchmarks_readme_is_its_bound_key(documents, name: str) -> None:
+    doc, tables, entries = documents[name]
+    assert unbacked_blocks(doc, tables, entries) == []
+
+
 def test_every_readme_figure_is_its_bound_key(readme, bindings) -> None:
     assert results_rows(readme), "the README has no results table"
     assert unbacked(readme, bindings) == []
+
+
+def test_a_ratio_from_a_loaded_run_is_marked_loaded(readme, bindings) -> None:
+    assert unmarked_loaded_ratios(readme, bindings) == []
+
+
+def test_an_unmarked_loaded_ratio_is_caught(readme, bindings) -> None:
+    row = next(r for r in results_rows(readme) if "grader_vs_humaneval" in r)
+    unmarked = row.replace(MARKER, "(")
+    assert unmarked_loaded_ratios(readme.replace(row, unmarked), bindings)
 
 
 def _perturbed(token: str) -> list[str]:
@@ -181,8 +305,9 @@ def _perturbed(token: str) -> list[str]:
     return changed
 
 
-def test_every_bound_figure_perturbed_is_caught(readme, bindings) -> None:
-    """Each bound figure, changed by a third, with one digit changed or with its sign flipped, fails: 100%."""
+def test_every_bound_figure_perturbed_is_caught(readme, bindings, documents) -> None:
+    """Each bound figure, changed by a third, with one digit changed or with its sign flipped, fails: 100%,
+    in the results rows, the README's prose and benchmarks/README.md."""
     total, missed = 0, []
     for row, bound in zip(results_rows(readme), bindings, strict=True):
         for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
@@ -193,6 +318,19 @@ def test_every_bound_figure_perturbed_is_caught(readme, bindings) -> None:
                 perturbed = readme.replace(row, row[:figure.start] + changed + row[figure.end:])
                 if not unbacked(perturbed, bindings):
                     missed.append(f"{bound['row']}: {figure.token} -> {changed}")
+    for doc, tables, entries in documents.values():
+        for (block, start), entry in zip(blocks(doc, tables), entries, strict=True):
+            if "unbound" in entry:
+                continue
+            for figure, bound in zip(block_figures(block, start), entry["figures"], strict=True):
+                if bound.startswith("label:"):
+                    continue
+                for changed in _perturbed(figure.token):
+                    total += 1
+                    perturbed = doc.replace(block, block[:figure.start] + changed + block[figure.end:])
+                    if not unbacked_blocks(perturbed, tables, entries):
+                        missed.append(f"{entry['block']}: {figure.token} -> {changed}")
+    print(f"{total - len(missed)}/{total} perturbed figures caught")
     assert total >= 300 and missed == [], f"{len(missed)}/{total} perturbed figures passed: {missed}"
 
 
@@ -204,6 +342,16 @@ def test_a_figure_added_a_row_unbound_or_a_bare_label_fails(readme, bindings) ->
     bare = [dict(b, figures=["label:" if e.startswith("label:") else e for e in b["figures"]])
             for b in bindings]
     assert any("a label without its why" in problem for problem in unbacked(readme, bare))
+
+
+def test_a_figure_added_to_a_block_or_a_block_left_out_fails(documents) -> None:
+    doc, tables, entries = documents["README.md prose"]
+    block, _ = blocks(doc, tables)[1]
+    assert unbacked_blocks(doc.replace(block, block + " 0.5"), tables, entries)
+    assert unbacked_blocks(doc, tables, entries[:-1])
+    bare = [dict(e, unbound=" ") if "unbound" in e else e for e in documents["benchmarks/README.md"][2]]
+    doc, tables, _ = documents["benchmarks/README.md"]
+    assert any("unbound without its why" in problem for problem in unbacked_blocks(doc, tables, bare))
 
 
 @pytest.mark.parametrize(("token", "value", "ok"), [

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from benchmarks.orchestration.batched_graph import apply_update, build_batched_graph, start_episode
 
+from benchmarks.fakes.chat import ScriptedChatModel, fenced
+from benchmarks.training.orchestration.batched_graph import apply_update, build_batched_graph, start_episode
 from coding_framework.agents.factory import build_agents
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.graphs import build_graph
 from coding_framework.problems import Problem
-from tests.fakes.chat import ScriptedChatModel, fenced
 from tests.fakes.grader import InProcessGrader
 
 

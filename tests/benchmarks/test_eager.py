@@ -6,7 +6,8 @@ import asyncio
 import contextvars
 
 import pytest
-from benchmarks.orchestration.eager import gather_eagerly
+
+from benchmarks.training.orchestration.eager import gather_eagerly
 
 LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("label", default="none")
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from benchmarks.per_role_compare import arm_config, summarize, table
+
+from benchmarks.training.per_role_compare import arm_config, summarize, table
 
 
 def test_the_shared_arm_is_todays_setup_on_the_budget() -> None:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from benchmarks.humaneval_samples import honest_samples, write_jsonl
 
+from benchmarks.grading.humaneval_samples import honest_samples, write_jsonl
 from coding_framework.evaluation import samples as sample_io
 from coding_framework.grading import Grader
 from coding_framework.problems import load_humaneval

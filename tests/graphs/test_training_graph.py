@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.fakes.chat import ScriptedChatModel, fenced
+from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.graphs import build_inference_graph, build_training_graph
 from coding_framework.graphs.checkpoint import resume, sqlite_checkpointer, thread
@@ -9,8 +11,6 @@ from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages, revision_messages
-from tests.fakes.chat import ScriptedChatModel, fenced
-from tests.fakes.engine import ScriptedEngine
 from tests.fakes.grader import InProcessGrader
 
 WRONG = fenced("def add(a, b):\n    return a - b")

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.sandbox.adversarial_corpus import ATTACKS, HOST_SECRET_ENV
 from tests.sandbox.test_adversarial import _jobs, _program
 from tests.sandbox.test_adversarial import host_env as corpus_host
 from tests.sandbox.test_sandbox import probe_job
 
+from benchmarks.grading.adversarial_corpus import ATTACKS, HOST_SECRET_ENV
 from coding_framework.config import SandboxConfig
 from coding_framework.config.sandbox import ResourceLimits
 from coding_framework.sandbox import Job, Sandbox

@@ -18,8 +18,8 @@ import httpx
 import pytest
 import yaml
 from tests.serving.conftest import ADMIN_KEY, assert_openai_error
-from tests.serving.upstream import MockUpstream
 
+from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.serving import ServingConfig, SolveConfig
 from coding_framework.llm.vllm_server import free_port
 from coding_framework.serving import ServerThread

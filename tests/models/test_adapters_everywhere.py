@@ -13,6 +13,7 @@ import pytest
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, WorkflowConfig, load_config
 from coding_framework.config.llm import LLMConfig
@@ -27,7 +28,6 @@ from coding_framework.supervisor import CodingSupervisor
 from coding_framework.training import Trainer
 from coding_framework.training.run.pyfunc import GeneratorModel
 from tests.serving.role_models import MAX_TOKENS, PROMPT, ROLES, alone, build_per_role_dir, reference
-from tests.training._tiny_run import tiny_config
 from tests.training.test_role_policies import PER_ROLE
 
 

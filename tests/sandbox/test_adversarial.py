@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
-from coding_framework.sandbox import Job, Sandbox
-from tests.sandbox.adversarial_corpus import (
+from benchmarks.grading.adversarial_corpus import (
     ATTACKS,
     HOST_SECRET_ENV,
     TOY_ANSWERS,
@@ -22,6 +20,8 @@ from tests.sandbox.adversarial_corpus import (
     TOY_CHECK,
     TOY_PROMPT,
 )
+from coding_framework.config.sandbox import ResourceLimits, SandboxConfig
+from coding_framework.sandbox import Job, Sandbox
 
 LIMITS = ResourceLimits(timeout_s=3.0, memory_mb=512)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from benchmarks.contest_hack_corpus import run
 
-from tests.sandbox.adversarial_corpus import ATTACKS
+from benchmarks.grading.adversarial_corpus import ATTACKS
+from benchmarks.grading.contest_hack_corpus import run
 
 
 @pytest.mark.slow

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.grading.adversarial_corpus import ATTACKS, TOY_UNITTEST
 from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.problems import load_benchmark
 from coding_framework.sandbox.inprocess import InProcessSandbox, UnittestTask, official_status
-from tests.sandbox.adversarial_corpus import ATTACKS, TOY_UNITTEST
 from tests.sandbox.bigcodebench_env import needs_env, sample_rows
 from tests.sandbox.test_adversarial import _program
 from tests.sandbox.test_adversarial import host_env as corpus_host

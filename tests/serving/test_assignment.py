@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from coding_framework.serving.assignment import Assigner, bucket
+from coding_framework.serving.rollouts.assignment import Assigner, bucket
 
 
 def _split(assigner: Assigner, sessions: list[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
+from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.serving import ServingConfig
 from coding_framework.config.training import TrackingConfig
@@ -24,7 +25,6 @@ from coding_framework.models.registry import TRACKING_ENV
 from coding_framework.serving import ServerThread
 from coding_framework.training.run.gate import GateResult
 from coding_framework.training.run.tracking import MLflowTracker
-from tests.fakes.models import tiny_model_dir
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,12 +9,14 @@ import time
 import numpy as np
 import pytest
 
+from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
-from coding_framework.serving.guardrails import Outcome, classify, error_budget
-from coding_framework.serving.rollout import RolloutFinished, RolloutManager
-from coding_framework.serving.rollout_record import Budget
-from coding_framework.serving.stats import stratified_sequence
-from tests.serving.rollout_fakes import RecordingHooks, Traffic
+from coding_framework.serving.rollouts import guardrails
+from coding_framework.serving.rollouts.api import Budget
+from coding_framework.serving.rollouts.guardrails import Arms, Guardrail, error_budget
+from coding_framework.serving.rollouts.manager import RolloutFinished, RolloutManager
+from coding_framework.serving.rollouts.outcomes import Outcome, classify
+from coding_framework.serving.rollouts.stats import stratified_sequence
 
 CHAMP, CAND = "champ@0000", "cand@0000"
 POLICY = RolloutPolicy(margin=0.3, min_graded=20, drain_s=0, steps=[10, 50, 100])
@@ -124,3 +126,29 @@ async def test_state_round_trip_resumes_the_rollout_and_its_sessions(manager, tm
     assert {s: restored.route(s).version for s in pinned} == pinned
     assert after["decisions"][-1]["action"] == "resume"
     await restored.aclose()
+
+
+async def test_a_new_guardrail_is_one_entry_of_the_list(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def token_blowup(arms: Arms) -> str | None:
+        champ, cand = arms.champion, arms.candidate
+        if min(champ.requests, cand.requests) < 20:
+            return None
+        ratio = (cand.tokens / cand.requests) / max(champ.tokens / champ.requests, 1.0)
+        return f"token blow-up: {ratio:.1f}x the champion's tokens per request" if ratio > 3 else None
+
+    monkeypatch.setattr(guardrails, "GUARDRAILS",
+                        (*guardrails.GUARDRAILS, Guardrail("tokens", "grades", token_blowup)))
+    budget = error_budget(0.05, 0.5)
+    assert set(budget) == {"pass_rate", "unparseable", "crashed", "timed_out", "errors", "tokens"}
+    assert sum(budget.values()) == pytest.approx(0.05)
+    m = RolloutManager(CHAMP, POLICY, RecordingHooks(), tracking_uri=f"sqlite:///{tmp_path}/mlflow.db",
+                       rng=random.Random(0))
+    started = await m.start("cand", "canary", [50, 100])
+    for _ in range(20):
+        for version, tokens in ((CHAMP, 20), (CAND, 200)):
+            m.observe(version, latency_s=0.01, error=False, tokens=tokens)
+            m.observe_grade(version, Outcome.PASSED)
+    final = m.status(started["id"])
+    await m.aclose()
+    assert final["status"] == "rolled_back", final["reason"]
+    assert final["reason"] == "token blow-up: 10.0x the champion's tokens per request"

@@ -11,11 +11,11 @@ import concurrent.futures
 
 import pytest
 
+from benchmarks.grading.adversarial_corpus import HOSTILE_TESTS, HostileTests
 from coding_framework.config.sandbox import SandboxConfig
 from coding_framework.config.serving import SolveConfig
 from coding_framework.sandbox import Job, Sandbox
 from coding_framework.serving.judges import judge_sandbox_config
-from tests.sandbox.adversarial_corpus import HOSTILE_TESTS, HostileTests
 
 pytestmark = pytest.mark.slow
 

@@ -12,6 +12,7 @@ import aiohttp
 import httpx
 import pytest
 
+from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.serving import PoolConfig, ServingConfig
 from coding_framework.llm.vllm_server import free_port
 from coding_framework.serving import ServerThread
@@ -20,7 +21,6 @@ from coding_framework.serving.errors import APIError
 from coding_framework.serving.pool import Admission, VersionPool
 from coding_framework.serving.schemas import parse_chat
 from tests.serving.conftest import chat_body
-from tests.serving.upstream import MockUpstream
 
 REQUEST = parse_chat(chat_body(), {}, ServingConfig().limits)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coding_framework.serving.stats import (
+from coding_framework.serving.rollouts.stats import (
     SequentialSRM,
     Verdict,
     compare,

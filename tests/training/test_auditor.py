@@ -7,6 +7,8 @@ import functools
 
 import pytest
 
+from benchmarks.fakes.engine import tiny_tokenizer
+from benchmarks.fakes.models import TINY
 from coding_framework.embedded.architecture import init_model
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
@@ -14,8 +16,6 @@ from coding_framework.llm.session import TokenSession
 from coding_framework.problems.prompts import generation_messages, revision_messages
 from coding_framework.training.auditor import audit
 from coding_framework.training.trajectory import CallSpan, Trajectory
-from tests.fakes.engine import tiny_tokenizer
-from tests.fakes.models import TINY
 from tests.training._episodes import ADD
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM
 
+from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.training.batch import TrajectoryBatch, score
-from tests.fakes.models import tiny_model_dir
 
 
 def _batch() -> TrajectoryBatch:

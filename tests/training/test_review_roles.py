@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.agents.reviewer import review_messages
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
@@ -16,7 +17,6 @@ from coding_framework.llm.session import TokenSession
 from coding_framework.rewards import RewardOutput
 from coding_framework.training.rollouts.episodes import Episode
 from coding_framework.training.rollouts.scoring import review_metrics, to_trajectories
-from tests.fakes.engine import ScriptedEngine
 from tests.fakes.grader import InProcessGrader
 from tests.training._episodes import ADD, RIGHT, WRONG
 

@@ -6,6 +6,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
+from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.agents.types import Execution
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.review_credit import ReviewWarmStartConfig
@@ -18,9 +20,7 @@ from coding_framework.training.review_sft import (
     review_dataset,
     review_sft,
 )
-from tests.fakes.engine import ScriptedEngine, tiny_tokenizer
 from tests.fakes.grader import InProcessGrader
-from tests.fakes.models import tiny_model_dir
 from tests.training._episodes import ADD, RIGHT, WRONG
 
 SETTINGS = ReviewWarmStartConfig(enabled=True, samples=2, epochs=6, lr=1e-2, micro_batch_size=2)

@@ -8,10 +8,10 @@ import json
 import mlflow
 import pytest
 
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.training import Trainer
-from tests.training._tiny_run import tiny_config
 
 REVIEWING = {
     "steps": 2,

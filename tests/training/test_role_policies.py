@@ -11,11 +11,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from benchmarks.fakes.tiny_run import comparable, tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.models import ADAPTER_FILE
 from coding_framework.training import Trainer
-from tests.training._tiny_run import comparable, tiny_config
 
 ROLES = ("generator", "reviewer")
 PER_ROLE = {

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ray import tune
 from typer.testing import CliRunner
 
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, SweepConfig
 from coding_framework.config.sweep import apply_dotted, check_training_key, load_sweep
@@ -32,7 +33,6 @@ from coding_framework.training.sweep.plot import plot_sweep
 from coding_framework.training.sweep.progress import SweepProgress
 from coding_framework.training.sweep.run import _failure_config
 from coding_framework.training.sweep.trial import _restore
-from tests.training._tiny_run import tiny_config
 
 TEMPERATURES = [1.0, 0.8, 0.6, 0.4]
 TEMPERATURE_GRID = {"rollout.temperature": {"type": "grid", "values": TEMPERATURES}}

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
+from benchmarks.fakes.ray_cluster import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config.sweep import load_sweep
 from coding_framework.training.sweep import run_sweep
-from tests.training._node_loss import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
-from tests.training._tiny_run import tiny_config
 
 STEPS = 4
 

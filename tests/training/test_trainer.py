@@ -9,6 +9,9 @@ import math
 import pytest
 import torch
 
+from benchmarks.fakes.chat import fenced
+from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
+from benchmarks.fakes.models import TINY
 from coding_framework.config import ConfigError
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.rewards import RewardConfig
@@ -45,9 +48,6 @@ from coding_framework.training.rollouts.scoring import (
 from coding_framework.training.run.setup import split_problems
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
-from tests.fakes.chat import fenced
-from tests.fakes.engine import ScriptedEngine, tiny_tokenizer
-from tests.fakes.models import TINY
 from tests.training._episodes import ADD
 
 CORRECTNESS_ONLY = RewardConfig(weights={"correctness": 1.0, "style": 0.0, "efficiency": 0.0})

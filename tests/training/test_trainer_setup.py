@@ -13,6 +13,9 @@ import pytest
 import torch
 from transformers.utils import logging as transformers_logging
 
+from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
+from benchmarks.fakes.models import TINY
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config import ConfigError, load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.embedded.architecture import init_model
@@ -20,9 +23,6 @@ from coding_framework.llm.local import LocalEngine
 from coding_framework.training.run.checkpoint import CheckpointManager
 from coding_framework.training.run.setup import configure, resume_point, training_device
 from coding_framework.training.trainer import Trainer
-from tests.fakes.engine import ScriptedEngine, tiny_tokenizer
-from tests.fakes.models import TINY
-from tests.training._tiny_run import tiny_config
 
 ONE_STEP: dict[str, Any] = {
     "steps": 1,

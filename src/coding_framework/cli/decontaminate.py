@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -14,24 +15,43 @@ from coding_framework.cli.output import fail, print_result_line
 
 @data_app.command()
 def decontaminate(
-    data: Path = typer.Option(..., help="A JSONL (or .jsonl.gz) of problem records to clean."),
-    against: list[str] = typer.Option(
-        ..., help="A source to check against (repeatable): NAME, NAME:SPLIT or a .jsonl path."
-    ),
-    out: Path = typer.Option(..., help="Where to write the kept problems (JSONL); the report goes beside."),
-    ngram: int | None = typer.Option(
-        None, min=2, help="n-gram length: statement words, solution tokens (default: the policy's)."
-    ),
-    mirror_tasks: str = typer.Option(
-        "keep", help="`keep` a mirror of a benchmark problem (even vs odd) as a different task, or `drop` it."
-    ),
-    statement_overlap: float | None = typer.Option(
-        None, min=0.01, max=1.0, help="Statement overlap that drops (default: the --mirror-tasks policy's)."
-    ),
-    solution_overlap: float | None = typer.Option(
-        None, min=0.01, max=1.0, help="Solution overlap that drops (default: the --mirror-tasks policy's)."
-    ),
-    secrets: bool = typer.Option(True, help="Also drop problems that hold secrets or credentials."),
+    data: Annotated[Path, typer.Option(help="A JSONL (or .jsonl.gz) of problem records to clean.")],
+    against: Annotated[
+        list[str],
+        typer.Option(help="A source to check against (repeatable): NAME, NAME:SPLIT or a .jsonl path."),
+    ],
+    out: Annotated[
+        Path, typer.Option(help="Where to write the kept problems (JSONL); the report goes beside.")
+    ],
+    ngram: Annotated[
+        int | None,
+        typer.Option(min=2, help="n-gram length: statement words, solution tokens (default: the policy's)."),
+    ] = None,
+    mirror_tasks: Annotated[
+        str,
+        typer.Option(
+            help="`keep` a mirror of a benchmark problem (even vs odd) as a different task, or `drop` it.",
+        ),
+    ] = "keep",
+    statement_overlap: Annotated[
+        float | None,
+        typer.Option(
+            min=0.01,
+            max=1.0,
+            help="Statement overlap that drops (default: the --mirror-tasks policy's).",
+        ),
+    ] = None,
+    solution_overlap: Annotated[
+        float | None,
+        typer.Option(
+            min=0.01,
+            max=1.0,
+            help="Solution overlap that drops (default: the --mirror-tasks policy's).",
+        ),
+    ] = None,
+    secrets: Annotated[
+        bool, typer.Option(help="Also drop problems that hold secrets or credentials.")
+    ] = True,
 ) -> None:
     """Drop the problems of DATA that are, or paraphrase, a problem of an --against source (exact match after
     normalisation, or n-gram overlap of the statement or the reference solution), or hold secrets. Writes

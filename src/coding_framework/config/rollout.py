@@ -1,6 +1,6 @@
 """Rollout policy: how the model server moves traffic to a candidate version, the sequential test that
-gates each step, and when it rolls back on its own. ``serving.rollout`` implements it; ``serving.stats``
-holds the statistics."""
+gates each step, and when it rolls back on its own. ``serving.rollouts.manager`` implements it;
+``serving.rollouts.stats`` holds the statistics."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class RolloutPolicy(StrictModel):
         0.05, gt=0, lt=1, description="Error budget of the always-valid sequential tests (mSPRT / confidence "
         "sequences): the chance that an A/A rollout is ever rolled back, however often it is looked at. It "
         "is split over the tests that can roll back (`pass_share` to the pass rate, the rest evenly over "
-        "the unparseable, crash and timeout guardrails and the error burst; `serving.guardrails`).")
+        "the unparseable, crash and timeout guardrails and the error burst; `serving.rollouts.guardrails`).")
     pass_share: float = Field(
         0.5, gt=0, lt=1, description="Share of `alpha` given to the pass-rate test (which also gates "
         "advancing); the guardrails split the rest. More: the pass rate decides sooner, guardrails later.")
@@ -35,7 +35,8 @@ class RolloutPolicy(StrictModel):
     margin: float = Field(
         0.1, gt=0, lt=1, description="Non-inferiority margin: a canary step may advance (or a shadow "
         "candidate be promoted) once the lower confidence bound of candidate minus champion pass rate is "
-        "above -margin. A smaller margin needs many more graded requests (see `serving.stats.power`).")
+        "above -margin. A smaller margin needs many more graded requests (see "
+        "`serving.rollouts.stats.power`).")
     min_graded: int = Field(
         30, ge=1, description="Graded candidate requests each step needs (counted within the step) before "
         "the verdict may advance it; steps never advance by time alone.")

@@ -74,7 +74,7 @@ class DecontaminationConfig(StrictModel):
         description="A mirror or sibling of a benchmark problem (even vs odd, min vs max, lcm vs gcd: the "
         "same template, another answer): `keep` it as a different task, or `drop` it as contamination. Each "
         "policy's n-gram length and thresholds were measured on labelled MBPP pairs "
-        "(`problems.decontaminate.MIRROR_SETTINGS`, benchmarks/decontamination_precision.py).",
+        "(`problems.decontaminate.MIRROR_SETTINGS`, benchmarks/grading/decontamination_precision.py).",
     )
     statement_overlap: float | None = Field(
         None, gt=0, le=1, description="Share of a statement's n-grams found in a benchmark problem that "

@@ -120,7 +120,12 @@ def arithmetic() -> dict[str, str]:
 
 
 def command_line() -> str:
-    """This process's command as a user retypes it: ``python script.py ...`` or ``coding-framework ...``."""
+    """This process's command as a user retypes it: ``python -m package.module ...`` (a module run with
+    ``-m``, as the benchmarks are), ``python script.py ...`` or ``coding-framework ...``."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None:
+        module = spec.name.removesuffix(".__main__")
+        return shlex.join(["python", "-m", module, *sys.argv[1:]])
     program = sys.argv[0]
     if program.endswith(".py"):
         return shlex.join(["python", os.path.relpath(program), *sys.argv[1:]])

@@ -41,7 +41,7 @@ def add_workflow(
 ) -> None:
     """Add the nodes and edges of the workflow to ``graph``, routed by ``route_execute``/``route_review``.
 
-    `build_graph` and the benchmark's batched graph (`benchmarks/orchestration`) both build on it.
+    `build_graph` and the benchmark's batched graph (`benchmarks/training/orchestration`) both build on it.
     """
     for name in (GENERATE, EXECUTE, REVISE, *((REVIEW,) if has_reviewer else ())):
         graph.add_node(name, nodes[name])

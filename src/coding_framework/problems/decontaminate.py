@@ -70,7 +70,7 @@ MIRROR_SETTINGS: dict[str, dict[str, Any]] = {
     "drop": {"ngram": 4, "min_ngrams": 3, "statement_overlap": 0.4, "solution_overlap": 0.8},
 }
 """The settings of each mirror-task policy: the best F1 on 607 labelled pairs of MBPP (outside MBPP-test)
-against HumanEval and MBPP-test (benchmarks/decontamination_precision.py, n-grams 4-6, minimum 3-10,
+against HumanEval and MBPP-test (benchmarks/grading/decontamination_precision.py, n-grams 4-6, minimum 3-10,
 statement 0.4-0.9, solution 0.5-1.0). ``keep`` counts a mirror or sibling of a benchmark problem (even vs
 odd, min vs max, cone vs cube) as a different task: precision 0.64, recall 0.50 (the old 5 / 6 / 0.5 / 0.7:
 0.29, 0.69). ``drop`` counts it as contamination: precision 0.72, recall 0.81."""

@@ -22,7 +22,7 @@ from coding_framework.config.serving import ServingConfig
 from coding_framework.logs import get_logger
 from coding_framework.serving.errors import APIError, error_response
 from coding_framework.serving.routes import add_routes
-from coding_framework.serving.server_state import Server
+from coding_framework.serving.server_context import Server
 
 log = get_logger(__name__)
 

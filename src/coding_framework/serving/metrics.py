@@ -24,7 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from coding_framework.serving.guardrails import Outcome, Source
+from coding_framework.serving.rollouts.outcomes import Outcome, Source
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
@@ -34,7 +34,7 @@ _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
 
 
 class Observed(Protocol):
-    """What the scrape reads from the server (``server_state.Server``)."""
+    """What the scrape reads from the server (``server_context.Server``)."""
 
     admission: Any
     deployments: Any

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -16,12 +17,12 @@ from coding_framework.logs import get_logger
 from coding_framework.serving.errors import APIError, bad_request
 from coding_framework.serving.http import json_response, read_json
 from coding_framework.serving.metrics import CONTENT_TYPE
-from coding_framework.serving.rollout import RolloutConflict, RolloutFinished
-from coding_framework.serving.rollout_requests import parse_rollout
+from coding_framework.serving.rollouts.api import RolloutRequest, first_error
+from coding_framework.serving.rollouts.manager import RolloutConflict, RolloutFinished
 from coding_framework.serving.schemas import ChatRequest, SolveRequest, parse_chat, parse_solve
 
 if TYPE_CHECKING:
-    from coding_framework.serving.server_state import Server
+    from coding_framework.serving.server_context import Server
 
 log = get_logger(__name__)
 
@@ -70,10 +71,13 @@ def add_routes(app: FastAPI, server: Server) -> None:
 
     async def start_rollout(request: Request) -> Response:
         server.auth.admin(request)
-        req = parse_rollout(await read_json(request, limits.max_body_bytes), server.config.rollout)
         try:
-            status = await server.start_rollout(req.candidate, req.strategy, req.steps, budget=req.budget,
-                                                probe=req.probe)
+            req = RolloutRequest.model_validate(await read_json(request, limits.max_body_bytes))
+        except ValidationError as exc:
+            param, message = first_error(exc)
+            raise bad_request(message, param) from None
+        try:
+            status = await server.start_rollout(req)
         except RolloutConflict as exc:
             raise APIError(409, str(exc), code="rollout_running") from None
         except ValueError as exc:

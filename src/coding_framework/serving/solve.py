@@ -35,8 +35,8 @@ from coding_framework.problems import Problem
 from coding_framework.sandbox import Sandbox
 from coding_framework.serving.deployments import Deployments
 from coding_framework.serving.errors import APIError, bad_request
-from coding_framework.serving.guardrails import Outcome, classify
 from coding_framework.serving.judges import judge_sandbox_config
+from coding_framework.serving.rollouts.outcomes import Outcome, classify
 from coding_framework.serving.schemas import ChatRequest, SolveRequest
 
 _DEF = re.compile(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)

@@ -10,6 +10,8 @@ from verl.protocol import DataProto
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import apply_kl_penalty
 
+from benchmarks.fakes.engine import tiny_tokenizer
+from benchmarks.fakes.models import TINY
 from coding_framework.embedded.architecture import init_model
 from coding_framework.training.algos.kl import (
     KLConfig,
@@ -20,8 +22,6 @@ from coding_framework.training.algos.kl import (
     make_controller,
     response_log_probs,
 )
-from tests.fakes.engine import tiny_tokenizer
-from tests.fakes.models import TINY
 
 
 def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from benchmarks.fakes.engine import tiny_tokenizer
+from benchmarks.fakes.models import TINY
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.embedded.architecture import init_model
@@ -11,8 +13,6 @@ from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.algos.losses import value_loss
 from coding_framework.training.algos.value_head import ValueHead
 from coding_framework.training.update import PolicyUpdate
-from tests.fakes.engine import tiny_tokenizer
-from tests.fakes.models import TINY
 
 
 def test_values_start_at_zero_one_per_state() -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.training.rollouts.episodes import LockstepEngine, run_lockstep
-from tests.fakes.engine import ScriptedEngine
 
 
 class RoleRoutedEngine(ScriptedEngine):

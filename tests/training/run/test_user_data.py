@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, load_config
 from coding_framework.config.training import GateConfig, TrainingConfig
@@ -31,7 +32,6 @@ from coding_framework.training.run.data import prepare_data
 from coding_framework.training.run.gate import compare, gate_verdict, regression_gate
 from coding_framework.training.run.heldout import HeldoutResult
 from tests.sandbox.bigcodebench_env import DATA as BIGCODEBENCH
-from tests.training._tiny_run import tiny_config
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = 'API_TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"'

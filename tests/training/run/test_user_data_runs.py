@@ -14,12 +14,12 @@ import mlflow
 import pytest
 import yaml
 
+from benchmarks.fakes.tiny_run import comparable, tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.problems import write_problem_records
 from coding_framework.training import Trainer
 from coding_framework.training.run.data import prepare_data
-from tests.training._tiny_run import comparable, tiny_config
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -12,6 +12,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigW
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
+from benchmarks.fakes.engine import tiny_tokenizer
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.training.verl.agent_loop import (
@@ -23,7 +24,6 @@ from coding_framework.training.verl.agent_loop import (
     write_verl_dataset,
 )
 from coding_framework.training.verl.interop import from_agent_loop_output
-from tests.fakes.engine import tiny_tokenizer
 from tests.fakes.verl_server import ScriptedServerManager
 from tests.training._episodes import ADD, RIGHT, WRONG
 

@@ -7,6 +7,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
 from verl.protocol import DataProto
 from verl.utils.model import compute_position_id_with_mask
 
+from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.interop import (
     from_agent_loop_output,
@@ -14,7 +15,6 @@ from coding_framework.training.verl.interop import (
     to_agent_loop_output,
     to_data_proto,
 )
-from tests.fakes.engine import ScriptedEngine
 from tests.training._episodes import RIGHT, WRONG, two_turn_session
 
 PAD = 0

@@ -8,13 +8,13 @@ import importlib.util
 import pytest
 from verl.workers.rollout.replica import TokenOutput
 
+from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import EngineError
 from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.audit import episode_seconds, mask_summary
 from coding_framework.training.verl.interop import to_data_proto
 from coding_framework.training.verl.token_server import INITIAL_STEP, TokenServer, sampling_from_verl
-from tests.fakes.engine import ScriptedEngine
 from tests.training._episodes import RIGHT, two_turn_session
 
 VERL = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True,

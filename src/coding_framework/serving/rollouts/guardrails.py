@@ -1,0 +1,116 @@
+"""The guardrails: checks that roll a rollout back on their own, without waiting for the pass rate.
+
+``GUARDRAILS`` is the list. Each `Guardrail` has a ``name``, the observations that can trip it
+(``watches``: ``grades``, after each graded answer; ``errors``, after each failed candidate request) and a
+``check`` that reads both arms (`Arms`) and returns its verdict: None (carry on) or the reason to roll back.
+The manager runs every guardrail that watches an observation, in list order, and rolls back on the first
+reason.
+
+- ``unparseable``, ``crashed``, ``timed_out``: the rate of that failure mode, compared with the same
+  always-valid test as the pass rate (`rollouts.stats.compare_strata`, stratified by grade source), trips
+  as soon as it is significantly higher on the candidate.
+- ``errors`` (the error burst): ``error_burst`` of the last ``error_window`` candidate requests failed AND
+  the candidate's error rate is significantly above the champion's (no grades needed).
+
+The error budget ``alpha`` (the chance that an A/A rollout is ever rolled back) is split Bonferroni-style
+over every test that can roll back: ``pass_share`` of it to the pass-rate drop, the rest evenly over the
+guardrails (`error_budget`), so a new guardrail takes its share by being in the list.
+``benchmarks/serving_stats.py`` checks the A/A rate with all of them on, peeking after every observation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from coding_framework.config.rollout import RolloutPolicy
+from coding_framework.serving.rollouts.arms import Arm
+from coding_framework.serving.rollouts.outcomes import Outcome, strata
+from coding_framework.serving.rollouts.stats import Verdict, compare_strata, confidence_sequence
+
+__all__ = ["GUARDRAILS", "PASS_RATE", "Arms", "Guardrail", "Watch", "error_budget", "outcome_rate", "trips"]
+
+Watch = Literal["grades", "errors"]
+PASS_RATE = "pass_rate"  # the pass-rate test's share of the error budget (it gates advancing too)
+
+
+@dataclass(frozen=True)
+class Arms:
+    """What a check reads: both arms of the rollout, the guardrail's share of ``alpha``, and the policy."""
+
+    champion: Arm
+    candidate: Arm
+    alpha: float
+    policy: RolloutPolicy
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    name: str
+    watches: Watch
+    check: Callable[[Arms], str | None]
+
+
+def outcome_rate(outcome: Outcome) -> Guardrail:
+    """Trips when the candidate's rate of ``outcome`` is significantly higher than the champion's.
+
+    It is tested as the rate of answers WITHOUT that outcome (higher is better), so a WORSE verdict is a
+    significantly higher rate of it.
+    """
+    good = frozenset(Outcome) - {outcome}
+
+    def check(arms: Arms) -> str | None:
+        champ, cand = arms.champion, arms.candidate
+        test = compare_strata(strata(champ.outcomes, cand.outcomes, good), alpha=arms.alpha,
+                              tau=arms.policy.mixture_tau, margin=1.0)
+        if test.verdict is not Verdict.WORSE:
+            return None
+        return (f"guardrail {outcome.value}: {cand.rates(outcome)} {outcome.value} vs the champion's "
+                f"{champ.rates(outcome)}; always-valid {1 - arms.alpha:.2%} interval of the difference in "
+                f"answers without it [{test.lower:.3f}, {test.upper:.3f}]")
+
+    return Guardrail(outcome.value, "grades", check)
+
+
+def _error_burst(arms: Arms) -> str | None:
+    champ, cand = arms.champion, arms.candidate
+    burst = cand.recent_errors
+    if burst < arms.policy.error_burst:
+        return None
+    _, lower, upper = confidence_sequence(
+        (champ.errors, champ.requests), (cand.errors, cand.requests), arms.alpha, arms.policy.mixture_tau)
+    if champ.requests and lower <= 0:
+        return None
+    baseline = (f"the champion's error rate is {champ.errors}/{champ.requests} (always-valid interval of "
+                f"the difference [{lower:.3f}, {upper:.3f}])" if champ.requests else
+                "the champion has no requests to compare with")
+    return (f"error burst: {burst} of the last {cand.window} candidate requests failed "
+            f"({cand.errors}/{cand.requests} in all); {baseline}")
+
+
+GUARDRAILS: tuple[Guardrail, ...] = (
+    outcome_rate(Outcome.UNPARSEABLE),
+    outcome_rate(Outcome.CRASHED),
+    outcome_rate(Outcome.TIMED_OUT),
+    Guardrail("errors", "errors", _error_burst),
+)
+
+
+def error_budget(alpha: float, pass_share: float) -> dict[str, float]:
+    """Each rollback test's alpha (``pass_rate`` and every guardrail's name); they sum to ``alpha``, so by
+    the union bound an A/A is rolled back with chance at most ``alpha`` (the SRM check has its own
+    ``srm_alpha``)."""
+    rest = alpha * (1 - pass_share) / len(GUARDRAILS)
+    return {PASS_RATE: alpha * pass_share} | {g.name: rest for g in GUARDRAILS}
+
+
+def trips(watch: Watch, champion: Arm, candidate: Arm, alphas: Mapping[str, float],
+          policy: RolloutPolicy) -> str | None:
+    """The reason of the first guardrail watching ``watch`` that trips, else None."""
+    for g in GUARDRAILS:
+        if g.watches == watch:
+            reason = g.check(Arms(champion, candidate, alphas[g.name], policy))
+            if reason is not None:
+                return reason
+    return None

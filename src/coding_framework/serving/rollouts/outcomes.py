@@ -1,0 +1,61 @@
+"""What a graded answer was, and where its grade came from: pure functions.
+
+The grader tells more than pass or fail. An answer is ``passed``, ``failed`` (it ran and failed its tests),
+``unparseable`` (no code, or a program Python cannot parse), ``crashed`` (an exception before the tests
+finished, killed by a signal, out of memory) or ``timed_out``. A grade's source is ``client`` (a client's
+/v1/solve tests) or ``probe`` (the rollout's probe set); the tests compare the arms source by source
+(``strata``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Literal
+
+__all__ = ["SOURCES", "Counts", "Outcome", "Source", "classify", "strata"]
+
+Source = Literal["client", "probe"]
+SOURCES: tuple[Source, ...] = ("client", "probe")
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNPARSEABLE = "unparseable"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
+
+
+# Per arm: per source, the count of each outcome.
+Counts = Mapping[Source, Mapping[Outcome, int]]
+
+_CRASH_STATUSES = frozenset({"error", "crashed", "memory"})
+
+
+def classify(program: str, status: str) -> Outcome:
+    """The outcome of a graded ``program`` (the one the grader ran) given the grader's ``status``."""
+    if status == "passed":
+        return Outcome.PASSED
+    if not program.strip():
+        return Outcome.UNPARSEABLE
+    try:
+        ast.parse(program)
+    except (SyntaxError, ValueError):
+        return Outcome.UNPARSEABLE
+    if status == "timeout":
+        return Outcome.TIMED_OUT
+    if status in _CRASH_STATUSES:
+        return Outcome.CRASHED
+    return Outcome.FAILED
+
+
+def strata(champion: Counts, candidate: Counts, good: frozenset[Outcome]) -> list[tuple[tuple[int, int],
+                                                                                          tuple[int, int]]]:
+    """Per source, each arm's (answers in ``good``, graded answers)."""
+    def arm(counts: Counts, source: Source) -> tuple[int, int]:
+        by = counts.get(source, {})
+        return sum(n for o, n in by.items() if o in good), sum(by.values())
+
+    return [(arm(champion, s), arm(candidate, s)) for s in SOURCES]
