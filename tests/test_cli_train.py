@@ -125,7 +125,7 @@ def test_supervisor_train_agents_returns_typed_results_and_switches_to_the_train
     tmp_path: Path,
 ) -> None:
     from coding_framework.supervisor import CodingSupervisor
-    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.run.results import TrainingResults
 
     with CodingSupervisor() as supervisor:
         results = supervisor.train_agents(

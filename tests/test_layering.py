@@ -4,6 +4,11 @@ supervisor; cli. A module may import its own package or a lower layer. An upward
 do an import between two packages of one layer (they need a lower home for what they share), an import of a
 `coding_framework` module that is missing from the table, and any circle of imports between modules.
 
+Inside `training` the same rule holds between its parts (`TRAINING_LAYERS`), from the bottom: the
+trajectory row type; the pure algorithms (`algos`); where batches come from (`rollouts`); what a run starts
+from, records and leaves (`run`); the auditor and the padded batch; the update and the reviewer's warm
+start; the role policies; the loops (`trainer`, `verl`); and what drives a loop (`quickstart`, `sweep`).
+
 The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
 The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
 
@@ -13,6 +18,7 @@ import ast
 import importlib.util
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import coding_framework
@@ -33,6 +39,18 @@ LAYERS = {
     "curation": 10, "serving": 10, "training": 10,
     "supervisor": 11,
     "cli": 12,
+}
+TRAINING = f"{ROOT}.training"
+TRAINING_LAYERS = {
+    "trajectory": 0,
+    "algos": 1,
+    "rollouts": 2,
+    "run": 3,
+    "auditor": 4, "batch": 4,
+    "review_sft": 5, "update": 5,
+    "role_policies": 6,
+    "trainer": 7, "verl": 7,
+    "quickstart": 8, "sweep": 8,
 }
 JUDGE = f"{ROOT}.sandbox.judge"
 LIGHT = ("config", "problems", "sandbox", "grading")
@@ -73,6 +91,13 @@ def _top(name: str) -> str | None:
     return parts[1] if parts[0] == ROOT and len(parts) > 1 else None
 
 
+def _training_part(name: str) -> str | None:
+    """The part of `training` a dotted name lies in (`coding_framework.training.algos.kl` -> `algos`); None
+    outside `training` and for the package itself."""
+    parts = name.split(".")
+    return parts[2] if parts[:2] == TRAINING.split(".") and len(parts) > 2 else None
+
+
 def _imports_of(path: Path) -> list[tuple[str, bool]]:
     return imports(path.read_text(), _package_of(path))
 
@@ -99,24 +124,61 @@ def test_layer_table_is_exact() -> None:
     assert tops == set(LAYERS), f"add to LAYERS: {missing}; drop from LAYERS: {stale}"
 
 
-def test_no_upward_or_unknown_imports() -> None:
+def layer_violations(
+    imports_by_module: dict[str, list[str]], part_of: Callable[[str], str | None], layers: dict[str, int],
+    prefix: str,
+) -> list[str]:
+    """Each import, of `imports_by_module` (module -> what it imports), from one part to another (`part_of`
+    a dotted name, None where the rule does not apply) that `layers` forbids: upward, between two parts of
+    one layer, or into a part that has no layer."""
     bad = []
-    for path in _sources():
-        src = _top(_module_name(path))
+    for module, names in imports_by_module.items():
+        src = part_of(module)
         if src is None:
             continue
-        where = path.relative_to(PACKAGE)
-        for name, _ in _imports_of(path):
-            dst = _top(name)
+        for name in names:
+            dst = part_of(name)
             if dst is None or dst == src:
                 continue
-            if dst not in LAYERS:
-                bad.append(f"{where} imports {ROOT}.{dst}, which has no layer")
-            elif LAYERS[dst] > LAYERS[src]:
-                bad.append(f"{where} imports {ROOT}.{dst} (layer {LAYERS[dst]}) from layer {LAYERS[src]}")
-            elif LAYERS[dst] == LAYERS[src]:
-                bad.append(f"{where} imports {ROOT}.{dst}, a package of its own layer {LAYERS[src]}")
-    assert bad == []
+            if dst not in layers:
+                bad.append(f"{module} imports {prefix}.{dst}, which has no layer")
+            elif layers[dst] > layers[src]:
+                bad.append(f"{module} imports {prefix}.{dst} (layer {layers[dst]}) from layer {layers[src]}")
+            elif layers[dst] == layers[src]:
+                bad.append(f"{module} imports {prefix}.{dst}, a part of its own layer {layers[src]}")
+    return bad
+
+
+def _all_imports() -> dict[str, list[str]]:
+    return {_module_name(p): [name for name, _ in _imports_of(p)] for p in _sources()}
+
+
+def test_no_upward_or_unknown_imports() -> None:
+    assert layer_violations(_all_imports(), _top, LAYERS, ROOT) == []
+
+
+def test_training_layer_table_is_exact() -> None:
+    parts = {_training_part(_module_name(p)) for p in _sources()} - {None}
+    missing, stale = sorted(parts - set(TRAINING_LAYERS)), sorted(set(TRAINING_LAYERS) - parts)
+    assert parts == set(TRAINING_LAYERS), f"add to TRAINING_LAYERS: {missing}; drop from it: {stale}"
+
+
+def test_no_upward_or_unknown_imports_inside_training() -> None:
+    assert layer_violations(_all_imports(), _training_part, TRAINING_LAYERS, TRAINING) == []
+
+
+def test_an_import_against_the_training_table_is_found() -> None:
+    imports = {
+        f"{TRAINING}.algos.kl": [f"{TRAINING}.trajectory.Trajectory", "torch"],  # down: allowed
+        f"{TRAINING}.algos.seeds": [f"{TRAINING}.run.setup.configure"],  # up
+        f"{TRAINING}.trainer": [f"{TRAINING}.verl.run"],  # across one layer
+        f"{TRAINING}.run.setup": [f"{TRAINING}.helpers"],  # no layer
+    }
+    assert layer_violations(imports, _training_part, TRAINING_LAYERS, TRAINING) == [
+        f"{TRAINING}.algos.seeds imports {TRAINING}.run (layer 3) from layer 1",
+        f"{TRAINING}.trainer imports {TRAINING}.verl, a part of its own layer 7",
+        f"{TRAINING}.run.setup imports {TRAINING}.helpers, which has no layer",
+    ]
 
 
 def _module_graph() -> dict[str, set[str]]:

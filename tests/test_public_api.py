@@ -99,11 +99,14 @@ PUBLIC_API = {
         "run_sweep", "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
         "verl_dataset_rows", "write_verl_dataset",
     ],
+    "coding_framework.training.algos": [],
+    "coding_framework.training.rollouts": [],
+    "coding_framework.training.run": [],
     "coding_framework.training.sweep": [
         "SWEEP_FILE", "SweepError", "SweepResults", "load_sweep", "run_sweep", "train_trial", "trial_count",
         "tune_space",
     ],
-    "coding_framework.training.rollout_engines": [
+    "coding_framework.training.rollouts.engines": [
         "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",
         "TrainerEngine", "VLLMRolloutEngine", "behaviour_version",
     ],

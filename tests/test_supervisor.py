@@ -150,7 +150,7 @@ def test_train_agents_takes_the_verl_route_and_solve_uses_its_model(tmp_path, mo
     tests/training/verl/test_cpu_train.py); ``solve`` then runs the final model it returned."""
     from benchmarks.fakes.models import tiny_model_dir
     from coding_framework.config.training import TrainingConfig
-    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.run.results import TrainingResults
     from coding_framework.training.verl import run as verl_run
 
     final = tiny_model_dir(tmp_path / "final_model")

@@ -144,7 +144,7 @@ def _register_broken(uri: str, name: str, work: Path) -> int:
 
     from coding_framework.config.training import TrackingConfig
     from coding_framework.models import resolve_model
-    from coding_framework.training.tracking import MLflowTracker
+    from coding_framework.training.run.tracking import MLflowTracker
 
     source = resolve_model(f"models:/{name}@challenger", registry_uri=uri, cache_dir=work / "cache")
     assert source.model_dir is not None

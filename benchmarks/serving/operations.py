@@ -192,7 +192,7 @@ def _registry(tmp: Path, base: Path, copy: Path) -> str:
     from mlflow.tracking import MlflowClient
 
     from coding_framework.config.training import TrackingConfig
-    from coding_framework.training.tracking import MLflowTracker
+    from coding_framework.training.run.tracking import MLflowTracker
 
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     for i, model in enumerate((base, copy)):

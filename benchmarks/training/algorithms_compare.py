@@ -33,7 +33,7 @@ def _mean(values: list[float]) -> float:
 
 
 def run_one(base: Any, algorithm: str, run_dir: Path, baseline: bool) -> dict[str, Any]:
-    from coding_framework.training.setup import configure
+    from coding_framework.training.run.setup import configure
     from coding_framework.training.trainer import Trainer
 
     cfg = configure(base, algorithm=algorithm)
@@ -76,7 +76,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
-    from coding_framework.training.setup import starting_model
+    from coding_framework.training.run.setup import starting_model
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="grpo_basic", help="a training YAML path or a shipped config's name")

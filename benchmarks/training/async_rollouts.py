@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
     from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
-    from coding_framework.training.setup import starting_model
+    from coding_framework.training.run.setup import starting_model
 
     config = load_config(TrainingConfig, CONFIG)
     base = starting_model(config, progress=False).model_dir

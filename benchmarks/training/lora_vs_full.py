@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.out is None:
             sys.exit("error: --side writes one side's figures to the file --out names")
         return _side(args, args.side, args.out)
-    from coding_framework.training.setup import starting_model
+    from coding_framework.training.run.setup import starting_model
 
     sides = {}
     with LoadMonitor() as load, tempfile.TemporaryDirectory() as tmp:

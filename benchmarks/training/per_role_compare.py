@@ -116,7 +116,7 @@ def arm_config(arm: str, seed: int, tiny: bool, warm_start: bool, baseline: bool
 def run_one(
     arm: str, seed: int, run_dir: Path, tiny: bool, warm_start: bool, baseline: bool, lora_lr: float
 ) -> dict[str, Any]:
-    from coding_framework.training.heldout import HeldoutResult
+    from coding_framework.training.run.heldout import HeldoutResult
     from coding_framework.training.trainer import Trainer
 
     class Recording(Trainer):

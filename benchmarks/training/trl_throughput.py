@@ -105,7 +105,7 @@ def _heldout(model_dir: Path, args: argparse.Namespace) -> float:
     from coding_framework.grading import Grader
     from coding_framework.llm.local import LocalEngine
     from coding_framework.problems import synthetic_split
-    from coding_framework.training.heldout import evaluate_heldout
+    from coding_framework.training.run.heldout import evaluate_heldout
 
     engine = LocalEngine.from_pretrained(model_dir, device="cpu", max_batch_size=64)
     _, heldout = synthetic_split(args.heldout_per_family, 0.25, 0)
@@ -164,8 +164,8 @@ def _side(
 
 def _step_problems(args: argparse.Namespace, model_dir: Path) -> list[Any]:
     """The problems our trainer draws, step by step, so TRL sees the same prompts in the same order."""
-    from coding_framework.training.schedule import ProblemSampler
-    from coding_framework.training.setup import split_problems
+    from coding_framework.training.algos.schedule import ProblemSampler
+    from coding_framework.training.run.setup import split_problems
 
     cfg = _training_config(args, model_dir)
     sampler = ProblemSampler(split_problems(cfg)[0], cfg.seed, cfg.curriculum)

@@ -337,7 +337,7 @@ def parity(args: argparse.Namespace) -> Path:
     }
     from coding_framework.config import load_config
     from coding_framework.config.training import TrainingConfig
-    from coding_framework.training.setup import starting_model
+    from coding_framework.training.run.setup import starting_model
 
     start = starting_model(load_config(TrainingConfig, str(_config_file(args, args.seeds[0])), {}),
                            progress=False)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig
     from coding_framework.config.verl import VerlConfig
     from coding_framework.models import ResolvedModel
-    from coding_framework.training.results import TrainingResults
+    from coding_framework.training.run.results import TrainingResults
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -377,7 +377,7 @@ class CodingSupervisor:
         """
         from coding_framework.config import load_config
         from coding_framework.config.training import TrainingConfig
-        from coding_framework.training.setup import configure
+        from coding_framework.training.run.setup import configure
         from coding_framework.training.trainer import Trainer
 
         if isinstance(config, TrainingConfig):

@@ -13,7 +13,7 @@ from coding_framework.config import ConfigError, load_config
 from coding_framework.config.algorithm import ALGORITHM_NAMES, AlgorithmOverrides
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import TrainingConfig
-from coding_framework.training.algorithms import ALGORITHMS, AlgorithmSpec
+from coding_framework.training.algos.algorithms import ALGORITHMS, AlgorithmSpec
 
 NOT_OVERRIDABLE = {"name", "paper"}  # identity and provenance of a registered spec
 
@@ -24,7 +24,8 @@ def _load(**overrides: Any) -> TrainingConfig:
 
 def test_the_config_accepts_exactly_the_registered_algorithms() -> None:
     assert set(ALGORITHM_NAMES) == set(ALGORITHMS), (
-        "register each algorithm in training/algorithms.py and name it in config/algorithm.py's AlgorithmName"
+        "register each algorithm in training/algos/algorithms.py and name it in config/algorithm.py's "
+        "AlgorithmName"
     )
 
 

@@ -18,7 +18,7 @@ from coding_framework.problems import (
     load_problem_records,
     write_problem_records,
 )
-from coding_framework.training.schedule import ProblemSampler, rated_difficulty
+from coding_framework.training.algos.schedule import ProblemSampler, rated_difficulty
 
 CLI = [sys.executable, "-m", "coding_framework.cli"]
 
@@ -94,7 +94,7 @@ def test_rank_cli_with_the_embedded_model(tmp_path: Path) -> None:
 
 def test_training_attaches_stored_pass_rates_by_task_id(tmp_path: Path) -> None:
     from coding_framework.config import ConfigError
-    from coding_framework.training.setup import with_stored_pass_rates
+    from coding_framework.training.run.setup import with_stored_pass_rates
 
     problems = builtin_problems()[:3]
     ranked = with_pass_rates(problems[:1], [(problems[0].task_id, True)], "local:/m")

@@ -11,7 +11,8 @@ from safetensors.torch import load_file
 
 from coding_framework.config import load_config, shipped_config
 from coding_framework.config.training import TrainingConfig
-from coding_framework.training import trainer as trainer_module
+from coding_framework.llm.base import TokenEngine
+from coding_framework.training.rollouts.source import BatchSource
 from coding_framework.training.trainer import Trainer
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -30,14 +31,14 @@ def test_two_steps_on_vllm_sync_adapters_audit_clean_and_evaluate_there(
         "audit.rows": 4, "checkpoint.every": 2,
     })
     engines: list[tuple[str, str]] = []
-    original = trainer_module.Trainer._eval_engine
+    original = BatchSource.eval_engine
 
-    def recording(self: Trainer):  # type: ignore[no-untyped-def]
+    def recording(self: BatchSource) -> TokenEngine:
         engine = original(self)
         engines.append((type(engine).__name__, engine.policy_version))
         return engine
 
-    monkeypatch.setattr(trainer_module.Trainer, "_eval_engine", recording)
+    monkeypatch.setattr(BatchSource, "eval_engine", recording)
     results = Trainer(config, tmp_path / "run", progress=False).run()
 
     assert results.engine == "vllm" and results.steps == 2

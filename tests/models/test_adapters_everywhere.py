@@ -26,7 +26,7 @@ from coding_framework.models import ADAPTER_FILE, ResolvedModel
 from coding_framework.problems.prompts import SYSTEM_PROMPT
 from coding_framework.supervisor import CodingSupervisor
 from coding_framework.training import Trainer
-from coding_framework.training.pyfunc import GeneratorModel
+from coding_framework.training.run.pyfunc import GeneratorModel
 from tests.serving.role_models import MAX_TOKENS, PROMPT, ROLES, alone, build_per_role_dir, reference
 from tests.training.test_role_policies import PER_ROLE
 

@@ -12,7 +12,7 @@ from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.models import ModelError, ResolvedModel, resolve_model
 from coding_framework.models.checksums import weights_checksum
-from coding_framework.training.tracking import MLflowTracker
+from coding_framework.training.run.tracking import MLflowTracker
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Decontamination keeps honest problems: a mirror of a benchmark problem (the same template, another answer),
 two statements that differ only in a function name that is a plain word, two solutions that differ only in a
-string literal. A planted paraphrase is still caught (see also tests/training/test_user_data.py).
+string literal. A planted paraphrase is still caught (see also tests/training/run/test_user_data.py).
 
 The problems are MBPP's (tests/fixtures/decontamination_honest.jsonl): each pair is (training problem,
 MBPP-test problem)."""

@@ -23,8 +23,8 @@ from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.models.registry import TRACKING_ENV
 from coding_framework.serving import ServerThread
-from coding_framework.training.gate import GateResult
-from coding_framework.training.tracking import MLflowTracker
+from coding_framework.training.run.gate import GateResult
+from coding_framework.training.run.tracking import MLflowTracker
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

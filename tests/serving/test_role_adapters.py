@@ -195,7 +195,7 @@ def test_solve_runs_the_generator_and_reviewer_through_their_adapters(
 @pytest.mark.slow
 def test_the_registry_attests_each_adapter(per_role_dir: Path, tmp_path: Path) -> None:
     from coding_framework.config.training import TrackingConfig
-    from coding_framework.training.tracking import MLflowTracker
+    from coding_framework.training.run.tracking import MLflowTracker
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     (tmp_path / "run").mkdir()

@@ -15,8 +15,8 @@ from coding_framework.graphs import build_training_graph
 from coding_framework.graphs.nodes import execution_of
 from coding_framework.llm.session import TokenSession
 from coding_framework.rewards import RewardOutput
-from coding_framework.training.rollout import Episode
-from coding_framework.training.scoring import review_metrics, to_trajectories
+from coding_framework.training.rollouts.episodes import Episode
+from coding_framework.training.rollouts.scoring import review_metrics, to_trajectories
 from tests.fakes.grader import InProcessGrader
 from tests.training._episodes import ADD, RIGHT, WRONG
 

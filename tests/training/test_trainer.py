@@ -29,13 +29,23 @@ from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.problems import FAMILIES, Problem, synthetic_split
 from coding_framework.rewards import CompositeReward
-from coding_framework.training.algorithms import ALGORITHMS, get_algorithm
+from coding_framework.training.algos.algorithms import ALGORITHMS, get_algorithm
+from coding_framework.training.algos.kl import KLConfig
+from coding_framework.training.algos.schedule import (
+    ProblemSampler,
+    difficulty_weights,
+    lr_factor,
+    temperature_at,
+)
 from coding_framework.training.batch import TrajectoryBatch, score
-from coding_framework.training.kl import KLConfig
-from coding_framework.training.rollout import collect, step_workflow
-from coding_framework.training.schedule import ProblemSampler, difficulty_weights, lr_factor, temperature_at
-from coding_framework.training.scoring import RunningMoments, episode_rewards, shape_rewards, to_trajectories
-from coding_framework.training.setup import split_problems
+from coding_framework.training.rollouts.episodes import collect, step_workflow
+from coding_framework.training.rollouts.scoring import (
+    RunningMoments,
+    episode_rewards,
+    shape_rewards,
+    to_trajectories,
+)
+from coding_framework.training.run.setup import split_problems
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from coding_framework.training.update import PolicyUpdate
 from tests.training._episodes import ADD

@@ -20,8 +20,8 @@ from coding_framework.config import ConfigError, load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.embedded.architecture import init_model
 from coding_framework.llm.local import LocalEngine
-from coding_framework.training.checkpoint import CheckpointManager
-from coding_framework.training.setup import configure, resume_point, training_device
+from coding_framework.training.run.checkpoint import CheckpointManager
+from coding_framework.training.run.setup import configure, resume_point, training_device
 from coding_framework.training.trainer import Trainer
 
 ONE_STEP: dict[str, Any] = {

@@ -41,14 +41,14 @@ def quickstart(
     from coding_framework.evaluation.machine import LoadMonitor
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
-    from coding_framework.training.checkpoint import CheckpointError
     from coding_framework.training.quickstart import (
         default_run_dir,
         file_result,
         quickstart_config,
         run_quickstart,
     )
-    from coding_framework.training.setup import starting_model
+    from coding_framework.training.run.checkpoint import CheckpointError
+    from coding_framework.training.run.setup import starting_model
 
     try:
         cfg = quickstart_config(config, seed)

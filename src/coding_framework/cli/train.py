@@ -81,7 +81,7 @@ def train(
     from coding_framework.config.training import TrainingConfig
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
-    from coding_framework.training.checkpoint import CheckpointError
+    from coding_framework.training.run.checkpoint import CheckpointError
     from coding_framework.training.trainer import Trainer
 
     try:

@@ -1,13 +1,13 @@
 """Which RL algorithm a run uses and which fields of its spec the config replaces, checked when it loads.
 
 The algorithms themselves (verl estimator, policy loss, clip range, critic, ...) are the specs in
-``training.algorithms``'s registry, the one place that defines them. This layer cannot import it, so it
-holds the two things a config names: the registered algorithms (``AlgorithmName``) and the spec's
+``training.algos.algorithms``'s registry, the one place that defines them. This layer cannot import it,
+so it holds the two things a config names: the registered algorithms (``AlgorithmName``) and the spec's
 fields (``AlgorithmOverrides``). ``tests/config/test_training_config.py`` pins both to the registry and
 to ``AlgorithmSpec``, so neither can drift from it.
 
-Adding an algorithm touches two files: register its spec factory in ``training/algorithms.py`` and add
-its name to ``AlgorithmName`` here (the pin test names whichever is missing). Nothing else lists the
+Adding an algorithm touches two files: register its spec factory in ``training/algos/algorithms.py``
+and add its name to ``AlgorithmName`` here (the pin test names whichever is missing). Nothing else lists the
 names: ``TrainingConfig.algorithm``'s description and load errors are built from ``ALGORITHM_NAMES``.
 Adding a field to ``AlgorithmSpec`` adds it here too, with its type and ``None`` for "keep the spec's".
 An algorithm registered at runtime (``register_algorithm`` in a notebook) is usable through

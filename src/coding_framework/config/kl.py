@@ -1,5 +1,5 @@
 """KL regularization settings: where the KL to the frozen reference policy goes, how it is estimated and
-weighted, and when it stops a run. ``training.kl`` implements them with verl's code."""
+weighted, and when it stops a run. ``training.algos.kl`` implements them with verl's code."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The one evaluation path: repeat each problem, grade the final programs, group by task, pass@k.
 
-``CodingSupervisor.evaluate`` (a benchmark), ``training.heldout`` (the held-out problems during training)
-and ``evaluation.samples`` (a samples file, whose programs may be C++) all grade through
+``CodingSupervisor.evaluate`` (a benchmark), ``training.run.heldout`` (the held-out problems during
+training) and ``evaluation.samples`` (a samples file, whose programs may be C++) all grade through
 ``Grader.grade_many`` and score through these functions, so pass@k means the same thing everywhere. How
 the programs are produced (a workflow, a lockstep rollout, a file) stays with the caller.
 """

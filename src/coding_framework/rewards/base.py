@@ -1,8 +1,9 @@
 """The interface every reward shares (score a batch of (problem, program) pairs into [-1, 1]); the registry.
 
 Registry: ``REWARDS`` (a dict), ``register_reward`` (a class decorator) and ``get_reward`` (the getter, whose
-error lists the valid names), like ``training.algorithms``. ``CompositeReward`` builds its parts from it by
-the names in ``RewardConfig.weights``, so a new reward is one module in this package that registers itself.
+error lists the valid names), like ``training.algos.algorithms``. ``CompositeReward`` builds its parts from
+it by the names in ``RewardConfig.weights``, so a new reward is one module in this package that registers
+itself.
 """
 
 from __future__ import annotations

@@ -13,20 +13,25 @@ from typing import Any
 from coding_framework.config.algorithm import AlgorithmOverrides
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import TrainingConfig
-from coding_framework.training.algorithms import ALGORITHMS, AlgorithmSpec, get_algorithm, register_algorithm
+from coding_framework.training.algos.algorithms import (
+    ALGORITHMS,
+    AlgorithmSpec,
+    get_algorithm,
+    register_algorithm,
+)
+from coding_framework.training.algos.value_head import ValueHead
 from coding_framework.training.auditor import AuditIssue, AuditReport, audit
-from coding_framework.training.results import StepRecord, TrainingResults
+from coding_framework.training.run.results import StepRecord, TrainingResults
 from coding_framework.training.trajectory import CallSpan, Trajectory, from_records, trajectories_from_episode
-from coding_framework.training.value_head import ValueHead
 
 _LAZY = {
-    "Trainer": "trainer", "configure": "setup", "RunScope": "run_scope",
-    "compute_advantages": "losses", "policy_loss": "losses", "value_loss": "losses",
-    "dynamic_sampling_filter": "losses", "rows_for_update": "losses",
+    "Trainer": "trainer", "configure": "run.setup", "RunScope": "run.scope",
+    "compute_advantages": "algos.losses", "policy_loss": "algos.losses", "value_loss": "algos.losses",
+    "dynamic_sampling_filter": "algos.losses", "rows_for_update": "algos.losses",
     "to_agent_loop_output": "verl.interop", "from_agent_loop_output": "verl.interop",
     "to_data_proto": "verl.interop", "from_data_proto": "verl.interop",
-    "KLMonitor": "kl", "ReferencePolicy": "kl", "kl_in_reward": "kl", "kl_loss": "kl",
-    "make_controller": "kl", "response_log_probs": "kl",
+    "KLMonitor": "algos.kl", "ReferencePolicy": "algos.kl", "kl_in_reward": "algos.kl", "kl_loss": "algos.kl",
+    "make_controller": "algos.kl", "response_log_probs": "algos.kl",
     "CodingAgentLoop": "verl.agent_loop", "ServerManagerEngine": "verl.agent_loop",
     "verl_dataset_rows": "verl.agent_loop", "write_verl_dataset": "verl.agent_loop",
     "load_sweep": "sweep", "run_sweep": "sweep",

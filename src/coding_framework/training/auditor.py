@@ -15,7 +15,7 @@ Run it with the weights that sampled the trajectories (same policy version), in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import torch
@@ -132,3 +132,19 @@ def audit(trajectories: Sequence[Trajectory], model: torch.nn.Module, tokenizer:
         offending_tokens=int((every > tolerance).sum()), max_abs_diff=0.0 if empty else float(every.max()),
         mean_abs_diff=0.0 if empty else float(every.mean()), issues=issues,
     )
+
+
+def tally(reports: Mapping[str, AuditReport], totals: dict[str, float], per_role: bool) -> dict[str, float]:
+    """One audit's metrics over every role's report (with ``per_role``, each role's drift too), the
+    reports added to the run's running ``totals``."""
+    metrics = {"audit/offending_tokens": 0.0, "audit/max_abs_diff": 0.0}
+    for role, report in reports.items():
+        for key in ("trajectories", "checked_tokens", "offending_tokens"):
+            totals[key] += float(getattr(report, key))
+        totals["max_abs_diff"] = max(totals["max_abs_diff"], report.max_abs_diff)
+        metrics["audit/offending_tokens"] += float(report.offending_tokens)
+        metrics["audit/max_abs_diff"] = max(metrics["audit/max_abs_diff"], report.max_abs_diff)
+        if per_role:
+            metrics[f"audit/{role}/offending_tokens"] = float(report.offending_tokens)
+            metrics[f"audit/{role}/max_abs_diff"] = report.max_abs_diff
+    return metrics

@@ -19,7 +19,7 @@ from coding_framework.config.loader import load_config
 from coding_framework.config.shipped import shipped_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.evaluation.machine import LoadMonitor, write_result
-from coding_framework.training.results import TrainingResults
+from coding_framework.training.run.results import TrainingResults
 from coding_framework.training.trainer import Trainer
 
 DEFAULT_CONFIG = "quickstart"  # the shipped config's name

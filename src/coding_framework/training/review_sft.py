@@ -31,7 +31,8 @@ from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.session import TokenSession, inspect_template
 from coding_framework.problems import Problem
 from coding_framework.rewards.review_credit import review_outcomes
-from coding_framework.training.rollout import LockstepEngine, derive_seed, run_lockstep, step_workflow
+from coding_framework.training.algos.seeds import derive_seed
+from coding_framework.training.rollouts.episodes import LockstepEngine, run_lockstep, step_workflow
 
 __all__ = ["GraderReviewer", "ReviewExample", "review_dataset", "review_sft", "warm_start_reviewer"]
 

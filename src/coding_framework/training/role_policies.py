@@ -22,12 +22,12 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters, base_state_dict
 from coding_framework.llm.local import LocalEngine
 from coding_framework.models import ADAPTERS_DIR
-from coding_framework.training.algorithms import AlgorithmSpec
+from coding_framework.training.algos.algorithms import AlgorithmSpec
+from coding_framework.training.algos.losses import rows_for_update
+from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.batch import TrajectoryBatch
-from coding_framework.training.losses import rows_for_update
-from coding_framework.training.rollout import derive_seed
-from coding_framework.training.rollout_engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import PolicySnapshot
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.update import PolicyUpdate
 

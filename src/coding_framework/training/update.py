@@ -21,9 +21,8 @@ from verl.trainer.ppo import core_algos
 
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import AlgoConfig, OptimConfig
-from coding_framework.training.algorithms import AlgorithmSpec
-from coding_framework.training.batch import TrajectoryBatch, last_token_rewards, score
-from coding_framework.training.kl import (
+from coding_framework.training.algos.algorithms import AlgorithmSpec
+from coding_framework.training.algos.kl import (
     KLMonitor,
     ReferencePolicy,
     kl_in_reward,
@@ -31,11 +30,12 @@ from coding_framework.training.kl import (
     kl_per_token,
     make_controller,
 )
-from coding_framework.training.losses import compute_advantages, policy_loss, value_loss
-from coding_framework.training.offpolicy import correct, mismatch_metrics
-from coding_framework.training.rollout import derive_seed
-from coding_framework.training.schedule import lr_factor
-from coding_framework.training.value_head import ValueHead
+from coding_framework.training.algos.losses import compute_advantages, policy_loss, value_loss
+from coding_framework.training.algos.offpolicy import correct, mismatch_metrics
+from coding_framework.training.algos.schedule import lr_factor
+from coding_framework.training.algos.seeds import derive_seed
+from coding_framework.training.algos.value_head import ValueHead
+from coding_framework.training.batch import TrajectoryBatch, last_token_rewards, score
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from coding_framework.config.training import TrainingConfig
-from coding_framework.training.algorithms import get_algorithm
+from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.verl.overrides import (
     MAPPED,
     NOT_APPLIED,

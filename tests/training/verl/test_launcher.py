@@ -18,7 +18,7 @@ from coding_framework.config.policies import LORA_TARGETS
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.embedded import ensure_embedded_model
-from coding_framework.training.algorithms import get_algorithm
+from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.verl.launcher import PLUGIN_GROUP, compose
 from coding_framework.training.verl.overrides import (
     VerlInputs,

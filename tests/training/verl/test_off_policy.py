@@ -21,7 +21,7 @@ from coding_framework.cli.main import app
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
-from coding_framework.training.algorithms import get_algorithm
+from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.verl.launcher import check_rollout_settings, compose
 from coding_framework.training.verl.overrides import (
     MAIN_PPO,

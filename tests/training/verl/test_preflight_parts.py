@@ -10,7 +10,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import EngineError
-from coding_framework.training.algorithms import get_algorithm
+from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.audit import episode_seconds, mask_summary
 from coding_framework.training.verl.interop import to_data_proto

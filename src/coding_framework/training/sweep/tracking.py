@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 
 from coding_framework.config.sweep import SweepConfig
 from coding_framework.models.mlflow_fields import flatten, metric_key
-from coding_framework.training.tracking import TRACKING_FILE
+from coding_framework.training.run.tracking import TRACKING_FILE
 
 __all__ = ["STOPPED_EARLY", "SweepRun"]
 

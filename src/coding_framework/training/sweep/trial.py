@@ -26,7 +26,7 @@ from ray import tune
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.sweep import apply_dotted, training_config
 from coding_framework.logs import get_logger
-from coding_framework.training.checkpoint import MANIFEST, CheckpointError, CheckpointManager, verify
+from coding_framework.training.run.checkpoint import MANIFEST, CheckpointError, CheckpointManager, verify
 from coding_framework.training.trainer import Trainer
 
 __all__ = ["FINISHED", "NODE", "RESUMED_FROM", "STEP", "TRIALS_DIR", "train_trial"]

@@ -57,7 +57,7 @@ from coding_framework.llm.base import EngineError, FinishReason, Generation, Sam
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
 from coding_framework.rewards import CompositeReward
-from coding_framework.training.scoring import round_penalized
+from coding_framework.training.rollouts.scoring import round_penalized
 from coding_framework.training.trajectory import trajectories_from_episode
 from coding_framework.training.verl.interop import to_agent_loop_output
 
@@ -259,7 +259,8 @@ DATA_SHA_KEY = b"coding_framework.data_sha256"
 def write_verl_dataset(problems: Sequence[Problem], path: str | Path, split: str = "train",
                        data_sha256: str | None = None) -> Path:
     """Write ``verl_dataset_rows`` as the parquet file ``data.train_files`` / ``data.val_files`` name; the
-    run's data hash (``training.data``'s manifest) goes into the file's metadata under ``DATA_SHA_KEY``."""
+    run's data hash (``training.run.data``'s manifest) goes into the file's metadata under
+    ``DATA_SHA_KEY``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -5,8 +5,8 @@ tokenizer (``huggingface/``) under ``<default_local_dir>/global_step_N/actor``; 
 ``FSDPModelMerger`` joins the shards into one HF model. It writes the weights in bfloat16 whatever the
 training dtype, so the export equals the trained weights rounded to bfloat16.
 
-Registration reuses ``training.tracking.MLflowTracker.log_model``: the directory becomes the ``hf_model``
-artifact of our pyfunc (``training.pyfunc.GeneratorModel``), a new version of the registered model gets
+Registration reuses ``training.run.tracking.MLflowTracker.log_model``: the directory becomes the ``hf_model``
+artifact of our pyfunc (``training.run.pyfunc.GeneratorModel``), a new version of the registered model gets
 the ``challenger`` alias, and serving deploys it like any model our own trainer registered.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_framework.config.training import TrackingConfig
-from coding_framework.training.tracking import MLflowTracker
+from coding_framework.training.run.tracking import MLflowTracker
 from coding_framework.training.verl.lora import base_names, merge_lora
 
 __all__ = ["actor_dir", "full_state_dict", "merge_checkpoint", "merged_lora_state", "register_export",

@@ -43,9 +43,9 @@ from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ADAPTERS_DIR, ResolvedModel
 from coding_framework.models.registry import run_store_uri
-from coding_framework.training.data import TrainingData, prepare_data
-from coding_framework.training.rollout import step_workflow
-from coding_framework.training.setup import check_adapters, resolve_spec, starting_model
+from coding_framework.training.rollouts.episodes import step_workflow
+from coding_framework.training.run.data import TrainingData, prepare_data
+from coding_framework.training.run.setup import check_adapters, resolve_spec, starting_model
 from coding_framework.training.verl.agent_loop import AGENT_NAME, CodingAgentLoop, write_verl_dataset
 from coding_framework.training.verl.cpu import ROLLOUT
 from coding_framework.training.verl.overrides import (

@@ -21,7 +21,7 @@ from coding_framework.config.errors import ConfigError
 from coding_framework.config.policies import GENERATOR_ROLE, REVIEWER_ROLE
 from coding_framework.config.training import OffPolicyCorrection, TrainingConfig
 from coding_framework.config.verl import FSDPSection, VerlConfig
-from coding_framework.training.algorithms import AlgorithmSpec
+from coding_framework.training.algos.algorithms import AlgorithmSpec
 
 __all__ = [
     "MAIN_PPO", "OFF_POLICY_CORRECTIONS", "V1_MODES", "OffPolicy", "VerlEntry", "VerlInputs",

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.loader import StrictModel
 from coding_framework.config.model_ref import MODEL_HELP, ModelRef, ModelSpec, parse_model_ref
-from coding_framework.training.algorithms import AlgorithmSpec, get_algorithm
+from coding_framework.training.algos.algorithms import AlgorithmSpec, get_algorithm
 
 if TYPE_CHECKING:
     from coding_framework.models import ResolvedModel
@@ -405,7 +405,7 @@ def run_preflight(config: PreflightConfig, run_dir: Path, *, vllm: Any = None,
 
 def _tracker(run_dir: Path, config: PreflightConfig) -> Any:
     from coding_framework.config.training import TrackingConfig
-    from coding_framework.training.tracking import MLflowTracker
+    from coding_framework.training.run.tracking import MLflowTracker
 
     tracker = MLflowTracker(TrackingConfig(experiment="verl-preflight", registered_model=None), run_dir,
                             system_metrics_interval_s=1.0)

@@ -10,7 +10,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from coding_framework.training.algorithms import AlgorithmSpec
+from coding_framework.training.algos.algorithms import AlgorithmSpec
 
 
 def verl_config_dir() -> Path:

@@ -35,10 +35,10 @@ from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ResolvedModel
-from coding_framework.training.gate import GateResult, gate_verdict
-from coding_framework.training.heldout import HeldoutResult, evaluate_heldout
-from coding_framework.training.results import StepRecord, TrainingResults
-from coding_framework.training.rollout import derive_seed
+from coding_framework.training.algos.seeds import derive_seed
+from coding_framework.training.run.gate import GateResult, gate_verdict
+from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.run.results import StepRecord, TrainingResults
 from coding_framework.training.verl.launcher import VerlLaunch, compose, launch, prepare, validate
 from coding_framework.training.verl.overrides import AUDIT_FILE, OffPolicy
 
@@ -109,7 +109,7 @@ def step_history(client: Any, run_id: str) -> list[StepRecord]:
 def _evaluate(cfg: TrainingConfig, model_dir: Path, heldout: list[Any], slices: Any,
               grader: Any) -> tuple[HeldoutResult, dict[str, HeldoutResult]]:
     from coding_framework.llm.local import LocalEngine
-    from coding_framework.training.evals import evaluate_slices
+    from coding_framework.training.run.evals import evaluate_slices
 
     engine = LocalEngine.from_pretrained(model_dir, device="cpu" if cfg.device == "cpu" else "auto",
                                          max_batch_size=cfg.rollout.max_batch_size)
@@ -126,7 +126,7 @@ def _evaluate(cfg: TrainingConfig, model_dir: Path, heldout: list[Any], slices: 
 
 def _gate(cfg: TrainingConfig, start: Path, final: Path) -> tuple[HeldoutResult, HeldoutResult, GateResult]:
     from coding_framework.grading import Grader
-    from coding_framework.training.data import prepare_data
+    from coding_framework.training.run.data import prepare_data
 
     sets = prepare_data(cfg)
     with Grader(cfg.workflow.sandbox) as grader:
@@ -140,8 +140,8 @@ def run_verl(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, *, resume: bo
              model: ResolvedModel | None = None) -> TrainingResults:
     """Train ``cfg`` on verl's trainer (see the module docstring); ``extra``: verl hydra overrides (they
     win). Bad input raises ConfigError (or verl's own validation error); verl failing, VerlRunError."""
-    from coding_framework.training.setup import starting_model
-    from coding_framework.training.tracking import Trackers
+    from coding_framework.training.run.setup import starting_model
+    from coding_framework.training.run.tracking import Trackers
 
     began = time.perf_counter()
     _check_run_dir(cfg, run_dir, resume)

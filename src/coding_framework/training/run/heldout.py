@@ -1,0 +1,81 @@
+"""Held-out evaluation during training: one episode per held-out problem, graded again in the sandbox."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from coding_framework.agents.executor import AsyncGrader
+from coding_framework.config.graph import WorkflowConfig
+from coding_framework.evaluation.episodes import agrade, repeat, review_usefulness, score
+from coding_framework.graphs import build_training_graph
+from coding_framework.llm.base import TokenEngine
+from coding_framework.problems import Problem
+from coding_framework.training.rollouts.episodes import (
+    LockstepEngine,
+    final_program,
+    run_lockstep,
+    step_workflow,
+)
+
+
+class HeldoutResult(BaseModel):
+    """pass@1 over the held-out problems (or a benchmark slice), overall, per tag (the synthetic family) and
+    per task; ``pass_at_k`` for each k up to the samples per problem."""
+
+    pass_at_1: float
+    problems: int
+    by_family: dict[str, float]
+    seconds: float
+    pass_at_k: dict[str, float] = {}
+    by_task: dict[str, float] = {}
+    review_usefulness: float | None = None
+    """Share of reviews of failing drafts after which the next draft passed more tests (None: no such)."""
+    reviews_judged: int = 0
+
+    def metrics(self) -> dict[str, float]:
+        """``heldout_pass@1``; ``heldout_review_usefulness`` and ``heldout_reviews_judged`` when reviews were
+        judged."""
+        out = {"heldout_pass@1": self.pass_at_1}
+        if self.review_usefulness is not None:
+            out["heldout_review_usefulness"] = self.review_usefulness
+            out["heldout_reviews_judged"] = float(self.reviews_judged)
+        return out
+
+
+async def evaluate_heldout(
+    engine: TokenEngine,
+    workflow: WorkflowConfig,
+    grader: AsyncGrader,
+    problems: Sequence[Problem],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    max_rounds: int,
+    seed: int,
+    samples: int = 1,
+) -> HeldoutResult:
+    """Run the workflow ``samples`` times on each problem (``max_rounds`` drafts each) and grade the final
+    programs; pass@1 is the unbiased estimate over each problem's samples."""
+    start = time.perf_counter()
+    wf = step_workflow(workflow, max_new_tokens, temperature, 1.0, max_rounds=max_rounds)
+    episodes = repeat(problems, samples)
+    lockstep = LockstepEngine(engine, seed, len(episodes))
+    graph = build_training_graph(wf, grader=grader, engine=lockstep)
+    states = await run_lockstep(graph, [{"problem": p.model_dump()} for p in episodes], lockstep)
+    programs = [final_program(p, s) for p, s in zip(episodes, states, strict=True)]
+    graded = await agrade(grader, episodes, programs)
+    scores = score(episodes, graded, ks=range(1, samples + 1))
+    usefulness, judged = review_usefulness(states)
+    return HeldoutResult(
+        pass_at_1=scores.pass_at_k["pass@1"],
+        problems=len(problems),
+        by_family=scores.by_family,
+        seconds=time.perf_counter() - start,
+        pass_at_k=scores.pass_at_k,
+        by_task=scores.by_task,
+        review_usefulness=usefulness,
+        reviews_judged=judged,
+    )
