@@ -50,6 +50,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
     "verl_cpu": TrainingConfig,
+    "verl_parity": TrainingConfig,
     "verl_fsdp_cpu": VerlConfig,
 }
 # Component configs state their model's defaults (the defaults are documented once, on the fields).
