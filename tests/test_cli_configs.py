@@ -104,7 +104,7 @@ def test_evaluate_with_a_model_grades_in_the_same_sandbox(monkeypatch, sandbox_y
     seen = spy(monkeypatch, "coding_framework.supervisor.CodingSupervisor")
     args = ["--benchmark", "builtin", "--model", "embedded", "--sandbox-config", str(sandbox_yaml)]
     invoke_until_stopped("evaluate", *args, "--timeout", "4")
-    ((config,),) = seen
+    ((config, _resolved),) = seen
     sandbox = config.sandbox
     assert (sandbox.backend, sandbox.workers, sandbox.limits.timeout_s) == ("docker", 3, 4.0)
     assert str(config.agents.model) == "embedded" and config.graph == load_config(GraphConfig, "graph")
@@ -194,7 +194,7 @@ def test_solve_defaults_to_the_shipped_workflow_and_flags_override_it(monkeypatc
         "solve", "Reverse a string.", "--graph-config", str(graph), "--agents-config", "agents"
     )
     invoke_until_stopped("solve", "Reverse a string.", "--graph-config", str(graph), "--max-rounds", "2")
-    (shipped,), (from_file,), (flagged,) = seen
+    (shipped, _), (from_file, _), (flagged, _) = seen  # the config, and the models the CLI resolved
     assert shipped == WorkflowConfig(
         agents=load_config(AgentsConfig, "agents"),
         graph=load_config(GraphConfig, "graph"),
