@@ -46,7 +46,7 @@ from coding_framework.agents.types import Execution, Review
 from coding_framework.config.graph import GraphConfig
 from coding_framework.grading import ExecutionResult
 from coding_framework.graphs import build_graph
-from coding_framework.graphs.nodes import compose_feedback, history_of
+from coding_framework.graphs.nodes import compose_feedback, execution_record, history_of
 from coding_framework.graphs.routing import stop_reason
 from coding_framework.graphs.state import RoundRecord
 from coding_framework.problems import Problem
@@ -91,19 +91,8 @@ async def plain_episode(agents: Agents, problem: Problem, config: GraphConfig) -
         draft = await agents.generator.adraft(problem, history_of({"rounds": rounds}))
         tokens += draft.tokens
         ex = await agents.executor.aexecute(problem, draft.code)
-        record: RoundRecord = {
-            "round": len(rounds) + 1,
-            "answer": draft.text,
-            "code": draft.code,
-            "passed": ex.passed,
-            "status": ex.status,
-            "has_tests": ex.has_tests,
-            "tests_passed": ex.tests_passed,
-            "tests_total": ex.tests_total,
-            "failures": ex.failures,
-            "execution": ex.feedback,
-            "feedback": ex.feedback,
-        }
+        record: RoundRecord = {**execution_record(len(rounds) + 1, ex), "answer": draft.text,
+                               "code": draft.code}
         rounds.append(record)
         reason = stop_reason(ex.status, len(rounds), tokens, config)
         if reason is not None:

@@ -67,6 +67,21 @@ def execution_of(record: RoundRecord) -> Execution:
     )
 
 
+def execution_record(round_no: int, ex: Execution) -> RoundRecord:
+    """Round ``round_no``'s record of what the Executor found (the inverse of ``execution_of``)."""
+    return {
+        "round": round_no,
+        "passed": ex.passed,
+        "status": ex.status,
+        "has_tests": ex.has_tests,
+        "tests_passed": ex.tests_passed,
+        "tests_total": ex.tests_total,
+        "failures": ex.failures,
+        "execution": ex.feedback,
+        "feedback": ex.feedback,
+    }
+
+
 def compose_feedback(record: RoundRecord) -> str:
     review = record.get("review")
     return f"{record['execution']}\n\n{review}" if review else record["execution"]
@@ -98,17 +113,7 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
     async def execute(state: EpisodeState) -> dict[str, Any]:
         n = state["round"]
         ex = await agents.executor.aexecute(resolve(state), state["code"])
-        record: RoundRecord = {
-            "round": n,
-            "passed": ex.passed,
-            "status": ex.status,
-            "has_tests": ex.has_tests,
-            "tests_passed": ex.tests_passed,
-            "tests_total": ex.tests_total,
-            "failures": ex.failures,
-            "execution": ex.feedback,
-            "feedback": ex.feedback,
-        }
+        record = execution_record(n, ex)
         reason = stop_reason(ex.status, n, state.get("tokens_used", 0), config)
         return {"passed": ex.passed, "stop_reason": reason, "rounds": [record]}
 
