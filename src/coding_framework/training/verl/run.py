@@ -35,9 +35,8 @@ from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ResolvedModel
-from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.run.gate import GateResult, gate_verdict
-from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.run.heldout import HeldoutResult
 from coding_framework.training.run.results import StepRecord, TrainingResults
 from coding_framework.training.verl.launcher import VerlLaunch, compose, launch, prepare, validate
 from coding_framework.training.verl.overrides import AUDIT_FILE, OffPolicy
@@ -109,16 +108,12 @@ def step_history(client: Any, run_id: str) -> list[StepRecord]:
 def _evaluate(cfg: TrainingConfig, model_dir: Path, heldout: list[Any], slices: Any,
               grader: Any) -> tuple[HeldoutResult, dict[str, HeldoutResult]]:
     from coding_framework.llm.local import LocalEngine
-    from coding_framework.training.run.evals import evaluate_slices
+    from coding_framework.training.run.evals import evaluate_policy, evaluate_slices
 
     engine = LocalEngine.from_pretrained(model_dir, device="cpu" if cfg.device == "cpu" else "auto",
                                          max_batch_size=cfg.rollout.max_batch_size)
-    ev = cfg.eval
     try:
-        result = asyncio.run(evaluate_heldout(
-            engine, cfg.workflow, grader, heldout,
-            max_new_tokens=ev.max_new_tokens or cfg.rollout.max_new_tokens, temperature=ev.temperature,
-            max_rounds=ev.max_rounds, seed=derive_seed(cfg.seed, "eval"), samples=ev.samples))
+        result = asyncio.run(evaluate_policy(engine, cfg, grader, heldout))
         return result, asyncio.run(evaluate_slices(engine, cfg, grader, slices))
     finally:
         engine.close()
