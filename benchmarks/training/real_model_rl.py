@@ -72,6 +72,9 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "flat_group_share_per_step": [r["metrics"]["flat_group_share"] for r in steps],
         "overlong_rows_per_step": [r["metrics"]["batch/overlong_rows"] for r in steps],
         "episodes_per_step": [r["metrics"]["episodes"] for r in steps],
+        "flat_group_share": sum(r["metrics"]["flat_group_share"] for r in steps) / max(1, len(steps)),
+        "overlong_share": sum(r["metrics"]["batch/overlong_rows"] for r in steps)
+        / max(1.0, sum(r["metrics"]["episodes"] for r in steps)),
         "seconds_per_step": sum(r["metrics"]["seconds/step"] for r in steps) / max(1, len(steps)),
         "samples_per_s": results["samples_per_s"],
         "peak_memory_mb": max(r["metrics"].get("memory/peak_mb", 0.0) for r in steps) if steps else None,
