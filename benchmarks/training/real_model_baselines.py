@@ -128,6 +128,10 @@ def main() -> None:
     resolved = resolve_model(args.model)
     previous = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     arms: dict[str, Any] = dict(previous.get("arms", {})) if previous.get("model") == args.model else {}
+    for arm, figures in arms.items():  # a kept sampled arm's derived figure, from its samples file
+        samples = args.samples_dir / f"{arm}.jsonl"
+        if ARMS[arm][1] is SAMPLED and "pass@1" in figures and samples.is_file():
+            figures["mixed_group_share"] = mixed_group_share(samples)
     with LoadMonitor() as load:
         for arm in args.arms:
             with LoadMonitor() as arm_load:
