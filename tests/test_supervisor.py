@@ -8,8 +8,9 @@ from benchmarks.fakes.chat import ScriptedChatModel, fenced
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.grading import Grader
+from coding_framework.llm.base import EngineError
 from coding_framework.problems import Problem, builtin_problems
-from coding_framework.supervisor import CodingSupervisor, SolveResult
+from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete, SolveResult
 from tests.fakes.grader import InProcessGrader
 
 ADD = Problem(
@@ -115,6 +116,24 @@ def test_evaluate_computes_pass_at_k_from_final_grading(tmp_path) -> None:
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["task_id"] for r in rows] == ["t/add", "t/add", "t/sub", "t/sub"]
     assert rows[0]["completion"] == "def add(a, b):\n    return a + b\n"
+
+
+def test_evaluate_that_fails_midway_keeps_the_graded_episodes_that_ended() -> None:
+    def respond(messages):
+        if "sub(" in messages[1].content:
+            raise EngineError("could not reach vLLM")
+        return fenced("def add(a, b):\n    return a + b")
+
+    sup = CodingSupervisor(
+        _config(max_rounds=1, concurrency=1), chat_model=ScriptedChatModel(respond=respond),
+        grader=InProcessGrader(),
+    )
+    with pytest.raises(EvaluationIncomplete, match="could not reach vLLM") as caught:
+        sup.evaluate([ADD, SUB], n_samples=2, ks=(1,), progress=False)
+    assert caught.value.total == 4
+    report = caught.value.report
+    assert [r["task_id"] for r in report.samples] == ["t/add", "t/add"]
+    assert report.problems == 1 and report.pass_at_k == {"pass@1": 1.0}
 
 
 def test_evaluate_validates_its_arguments() -> None:

@@ -24,6 +24,7 @@ from coding_framework.evaluation.episodes import grade, repeat, score
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
+from coding_framework.llm.base import EngineError
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark, with_few_shot_prompt
@@ -101,6 +102,16 @@ class EvaluationReport(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         return self.model_dump(exclude={"samples"})
+
+
+class EvaluationIncomplete(EngineError):
+    """Generation stopped before every episode ended. ``report`` grades and scores the episodes that did
+    (``len(report.samples)`` of ``total``), so a long run that fails keeps what it made."""
+
+    def __init__(self, message: str, report: EvaluationReport, total: int) -> None:
+        super().__init__(message)
+        self.report = report
+        self.total = total
 
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -258,16 +269,20 @@ class CodingSupervisor:
         *,
         on_done: Callable[[SolveResult], None] | None = None,
         seed: int | None = None,
+        finished: dict[int, SolveResult] | None = None,
     ) -> list[SolveResult]:
         """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order.
         With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``: the results do not depend on timing.
-        ``on_done`` is called with each result as its episode ends."""
+        ``on_done`` is called with each result as its episode ends; ``finished`` gets it under its index,
+        so a caller keeps the episodes that ended when another one raises."""
         gate = asyncio.Semaphore(self.config.graph.concurrency)
 
         async def one(graph: CompiledStateGraph, i: int, problem: Problem | str) -> SolveResult:
             own = None if seed is None else row_seed(seed, i)
             async with gate:
                 result = await self._episode(graph, episode_input(problem, own), None)
+            if finished is not None:
+                finished[i] = result
             if on_done is not None:
                 on_done(result)
             return result
@@ -305,7 +320,22 @@ class CodingSupervisor:
         elif prompt != "zero-shot":
             raise ValueError(f"prompt must be zero-shot or few-shot, not {prompt!r}")
         jobs = repeat(problems, n_samples)
-        results = run_sync(lambda: self._generate(jobs, progress, seed))
+        finished: dict[int, SolveResult] = {}
+        try:
+            results = run_sync(lambda: self._generate(jobs, progress, seed, finished))
+        except EngineError as exc:
+            if not finished:
+                raise
+            done = sorted(finished)
+            kept = [jobs[i] for i in done]
+            partial = self._graded(name, len({p.task_id for p in kept}), n_samples, kept,
+                                   [finished[i] for i in done], ks, progress)
+            raise EvaluationIncomplete(str(exc), partial, len(jobs)) from exc
+        return self._graded(name, len(problems), n_samples, jobs, results, ks, progress)
+
+    def _graded(self, name: str, problems: int, n_samples: int, jobs: Sequence[Problem],
+                results: Sequence[SolveResult], ks: Sequence[int], progress: bool) -> EvaluationReport:
+        """Grade the final program of ``results[i]`` (an episode of ``jobs[i]``) and score them."""
         completions = [completion_for(p, r.code) for p, r in zip(jobs, results, strict=True)]
         programs = [p.completion_program(c) for p, c in zip(jobs, completions, strict=True)]
         graded = grade(self.grader, jobs, programs, progress=progress)
@@ -323,7 +353,7 @@ class CodingSupervisor:
         agree = sum(r.passed == g.passed for r, g in zip(results, graded, strict=True))
         return EvaluationReport(
             benchmark=name,
-            problems=len(problems),
+            problems=problems,
             n_samples=n_samples,
             max_rounds=self.config.graph.max_rounds,
             feedback_from_tests=self.config.graph.max_rounds > 1,
@@ -334,18 +364,21 @@ class CodingSupervisor:
             samples=samples,
         )
 
-    async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None) -> list[SolveResult]:
+    async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None,
+                        finished: dict[int, SolveResult]) -> list[SolveResult]:
         if not progress:
-            return await self.asolve_many(jobs, seed=seed)
+            return await self.asolve_many(jobs, seed=seed, finished=finished)
         from rich.console import Console
         from rich.progress import Progress
 
         console = Console(stderr=True)
         if not console.is_terminal:  # a log file or pipe: a bar would only appear at the end
-            return await self.asolve_many(jobs, on_done=_progress_lines(len(jobs), console), seed=seed)
+            return await self.asolve_many(jobs, on_done=_progress_lines(len(jobs), console), seed=seed,
+                                          finished=finished)
         with Progress(console=console, transient=False) as bar:
             task = bar.add_task("generating", total=len(jobs))
-            return await self.asolve_many(jobs, on_done=lambda _: bar.advance(task), seed=seed)
+            return await self.asolve_many(jobs, on_done=lambda _: bar.advance(task), seed=seed,
+                                          finished=finished)
 
     def train_agents(
         self,
@@ -454,4 +487,4 @@ def _problems(
     return name, problems
 
 
-__all__ = ["CodingSupervisor", "EvaluationReport", "SolveResult", "run_sync"]
+__all__ = ["CodingSupervisor", "EvaluationIncomplete", "EvaluationReport", "SolveResult", "run_sync"]

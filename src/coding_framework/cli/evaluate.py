@@ -194,8 +194,9 @@ def _generate_and_grade(
     from coding_framework.problems import ProblemLoadError
     from coding_framework.problems.sources import parse_source
     from coding_framework.sandbox import BackendUnavailable
-    from coding_framework.supervisor import CodingSupervisor
+    from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete
 
+    out_path = results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl")
     try:
         source = parse_source(benchmark)
         if source.name is None:
@@ -210,9 +211,12 @@ def _generate_and_grade(
         with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
             report = supervisor.evaluate(source.name, n_samples=n_samples, limit=limit, data=data, seed=seed,
                                          prompt=prompt, split=source.split)
+    except EvaluationIncomplete as exc:
+        kept = exc.report.write_samples(out_path.with_name(f"{out_path.stem}.partial{out_path.suffix}"))
+        fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are graded in {kept}")
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
-    out = report.write_samples(results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl"))
+    out = report.write_samples(out_path)
     typer.echo(f"{report.problems} problems x {n_samples} samples -> {out}", err=True)
     print_result_line(
         {
