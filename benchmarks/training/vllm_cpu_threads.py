@@ -23,11 +23,10 @@ import json
 import os
 import time
 import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
 from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
@@ -43,21 +42,6 @@ def layouts(cores: int) -> dict[str, dict[str, str]]:
                                          "VLLM_CPU_OMP_THREADS_BIND": f"0-{cores - 1}"}}
 
 
-@contextmanager
-def environment(settings: dict[str, str]) -> Iterator[None]:
-    """``settings`` in os.environ while the block runs: the server inherits them at start."""
-    saved = {key: os.environ.get(key) for key in settings}
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def chat(url: str, prompt: str, max_tokens: int, seed: int) -> int:
     """One chat completion; its completion tokens."""
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}], "temperature": 0.8,
@@ -70,7 +54,8 @@ def chat(url: str, prompt: str, max_tokens: int, seed: int) -> int:
 def run_arm(model_dir: Path, settings: dict[str, str], prompts: list[str], max_tokens: int,
             repeats: int) -> dict[str, Any]:
     config = VLLMServerConfig(max_num_seqs=IN_FLIGHT, max_model_len=8192, served_model_name="m")
-    with environment(settings), VLLMServer(model_dir, config) as server:
+    # the server inherits the layout from the environment at start; patch.dict restores it afterwards
+    with patch.dict(os.environ, settings), VLLMServer(model_dir, config) as server:
         chat(server.url, prompts[0], max_tokens, 0)
         passes = []
         for _ in range(repeats):
