@@ -179,6 +179,23 @@ def test_unreachable_server() -> None:
         assert eng.health() is False
 
 
+def test_a_server_that_went_away_is_named_with_its_log(tmp_path: Path) -> None:
+    class DeadServer:
+        log_path = tmp_path / "vllm.log"
+        stopped = False
+
+        def stop(self) -> None:
+            self.stopped = True
+
+    eng = OpenAICompatibleEngine(
+        f"http://127.0.0.1:{_free_port()}/v1", "tiny", FakeTokenizer(), max_retries=0, backoff_s=0.01
+    )
+    eng.launcher = launcher = DeadServer()
+    with eng, pytest.raises(EngineError, match=rf"the server's output is in {tmp_path}/vllm.log$"):
+        eng.generate([14], GREEDY)
+    assert launcher.stopped
+
+
 def test_wrong_model_lists_the_served_ones(server: tuple[str, FakeVLLM]) -> None:
     server[1].models = ["tiny", "coder-7b"]
     with OpenAICompatibleEngine(server[0], "tinny", FakeTokenizer()) as eng:

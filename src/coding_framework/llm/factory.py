@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -91,8 +92,11 @@ def attach_role_adapters(engine: LocalEngine, model: ResolvedModel) -> None:
     engine.attach_adapters(adapters)
 
 
-def vllm_server_for(model: ResolvedModel, settings: dict[str, object] | None = None) -> VLLMServer:
-    """A vLLM server (not started) for ``model``: served as ``model.id``, each adapter a LoRA module."""
+def vllm_server_for(
+    model: ResolvedModel, settings: dict[str, object] | None = None, log_path: Path | None = None
+) -> VLLMServer:
+    """A vLLM server (not started) for ``model``: served as ``model.id``, each adapter a LoRA module; its
+    output goes to ``log_path`` when given."""
     from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
 
     assert model.model_dir is not None
@@ -101,7 +105,7 @@ def vllm_server_for(model: ResolvedModel, settings: dict[str, object] | None = N
     config = VLLMServerConfig.model_validate(
         {**context, **(settings or {}), "served_model_name": model.id, "lora_modules": lora}
     )
-    return VLLMServer(model.model_dir, config)
+    return VLLMServer(model.model_dir, config, log_path=log_path)
 
 
 def _context_length(model_dir: Path) -> int | None:
@@ -115,7 +119,10 @@ def _context_length(model_dir: Path) -> int | None:
 
 
 def _vllm(model: ResolvedModel, config: LLMConfig) -> OpenAICompatibleEngine:
-    server = vllm_server_for(model, config.vllm).start()
+    # The log outlives the server, so a server that dies mid-run can be explained afterwards.
+    fd, log_file = tempfile.mkstemp(prefix="coding-framework-vllm-", suffix=".log")
+    os.close(fd)
+    server = vllm_server_for(model, config.vllm, log_path=Path(log_file)).start()
     try:
         engine = server.engine(timeout_s=config.timeout_s, max_retries=config.max_retries,
                                role_models=role_adapter_map(model.adapters))

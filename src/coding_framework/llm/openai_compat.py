@@ -401,9 +401,11 @@ class OpenAICompatibleEngine:
         )
 
     def _unreachable(self, exc: Exception, attempts: int) -> EngineError:
+        log_path = getattr(self.launcher, "log_path", None)
         return EngineError(
             f"could not reach vLLM at {self.server_url}: is the server running? "
             f"({type(exc).__name__} after {attempts} attempt(s): {exc})"
+            + (f"; the server's output is in {log_path}" if log_path else "")
         )
 
     async def _http_error(

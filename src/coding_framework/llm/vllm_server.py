@@ -181,7 +181,9 @@ class VLLMServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        log.info("vllm_starting", url=self.url, model=str(self.model_dir), pid=self._proc.pid)
+        log.info(
+            "vllm_starting", url=self.url, model=str(self.model_dir), pid=self._proc.pid, log=self.log_path
+        )
         try:
             wait_healthy(self.url, self._proc, self.config.startup_timeout_s, "vLLM", self._log_tail, 0.5)
         except BaseException:
