@@ -27,7 +27,7 @@ $(BCB_STAMP): scripts/setup_bigcodebench_env.sh scripts/bigcodebench-env-require
 	bash scripts/setup_bigcodebench_env.sh
 
 quickstart: $(STAMP)
-	$(VENV)/bin/coding-framework quickstart --results-dir benchmarks/results/quickstart
+	$(VENV)/bin/coding-framework quickstart
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks scripts

@@ -27,7 +27,7 @@ def quickstart(
     results_dir: Annotated[
         Path | None,
         typer.Option(help="Also file the summary, with the machine, load and model sha256, as "
-                     "DIR/<build>/seed<N>.json (`make quickstart`: benchmarks/results/quickstart)."),
+                     "DIR/<build>/seed<N>.json (the filed seeds: benchmarks/results/quickstart)."),
     ] = None,
 ) -> None:
     """Bootstrap the embedded model, measure held-out pass@1, train with GRPO, measure again.
