@@ -5,6 +5,8 @@ Reproduce (from the repo root; MBPP from ../shared/data):
 
     CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.real_model_rl --seeds 0 1
     .venv/bin/python -m benchmarks.training.real_model_rl --seeds 0 1 --summarize-only   # from the run dirs
+    CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.real_model_rl \
+        --arm refill --seeds 0
 
 A seed whose run dir already holds results.json is summarized, not trained again; each seed keeps the
 machine's load while it trained (`trained_under`).
@@ -17,6 +19,10 @@ offending tokens over every audited trajectory, the time per step and the peak m
 share of flat groups (every sample scored the same) and the rows cut at `rollout.max_new_tokens`. The reward
 curves of every seed go to benchmarks/results/real_model_rl.png; the figures to real_model_rl.json, with the
 machine record and the starting model's sha256.
+
+`--arm` tries a change to the shipped config (`ARMS`: the keys it overrides): its YAML is written beside its
+runs (runs/real_model_rl_<arm>/config.yaml), and its figures go to real_model_rl_<arm>.json and .png, so the
+shipped config's own figures stay as filed.
 """
 
 from __future__ import annotations
@@ -30,18 +36,44 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import yaml
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
+from coding_framework.config.shipped import shipped_config
 from coding_framework.models import resolve_model
 
 CONFIG = "smollm2_lora"
+# What each arm changes in the shipped config. refill: GRPO learns nothing from a group whose samples all
+# scored alike (about 3 in 4 groups of the shipped runs), so such groups are replaced by fresh ones.
+ARMS: dict[str, dict[str, Any]] = {
+    "shipped": {},
+    "refill": {"rollout": {"refill_zero_variance": True, "max_refill_rounds": 3}},
+}
 
 
-def train(seed: int, run_dir: Path, steps: int | None) -> None:
-    command = [sys.executable, "-m", "coding_framework.cli", "train", "--config", CONFIG, "--seed", str(seed),
+def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in changes.items():
+        out[key] = merged(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def arm_config(arm: str, runs: Path) -> str:
+    """The config a seed of ``arm`` trains with: the shipped name, or the YAML written for the arm."""
+    if not ARMS[arm]:
+        return CONFIG
+    path = runs / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shipped = yaml.safe_load(shipped_config(CONFIG).read_text())
+    path.write_text(yaml.safe_dump(merged(shipped, ARMS[arm]), sort_keys=False))
+    return str(path)
+
+
+def train(config: str, seed: int, run_dir: Path, steps: int | None) -> None:
+    command = [sys.executable, "-m", "coding_framework.cli", "train", "--config", config, "--seed", str(seed),
                "--run-dir", str(run_dir), "--no-progress"]
     if steps is not None:
         command += ["--steps", str(steps)]
@@ -51,12 +83,15 @@ def train(seed: int, run_dir: Path, steps: int | None) -> None:
     subprocess.run(command, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
-def summarize(run_dir: Path) -> dict[str, Any]:
+def summarize(config: str, run_dir: Path) -> dict[str, Any]:
     results = json.loads((run_dir / "results.json").read_text())
     steps = [r for r in results["history"] if r["step"] > 0]
     where = str(run_dir.relative_to(ROOT)) if run_dir.is_relative_to(ROOT) else str(run_dir)
+    # with rollout.refill_zero_variance: the flat groups drawn, and how many fresh groups replaced them
+    refill = [{k[len("batch/"):]: r["metrics"][k] for k in REFILL if k in r["metrics"]} for r in steps]
     return {
-        "command": f"coding-framework train --config {CONFIG} --seed {results['seed']} --run-dir {where}",
+        **({"refill_per_step": refill} if any(refill) else {}),
+        "command": f"coding-framework train --config {config} --seed {results['seed']} --run-dir {where}",
         "run_dir": where,
         "steps": results["steps"],
         "heldout_problems": results["heldout_problems"],
@@ -83,14 +118,17 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def plot(per_seed: dict[str, dict[str, Any]], out: Path) -> None:
+REFILL = ("batch/flat_groups", "batch/refill_groups", "batch/refill_rounds", "batch/flat_kept")
+
+
+def plot(title: str, per_seed: dict[str, dict[str, Any]], out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for seed, figures in per_seed.items():
         rewards = figures["reward_mean_per_step"]
         ax.plot(range(1, len(rewards) + 1), rewards, marker="o", label=f"seed {seed}")
     ax.set_xlabel("step")
     ax.set_ylabel("mean reward of the batch (reward.function)")
-    ax.set_title(f"{CONFIG}: GRPO + LoRA on SmolLM2-135M-Instruct (MBPP train)")
+    ax.set_title(f"{title}: GRPO + LoRA on SmolLM2-135M-Instruct (MBPP train)")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -101,26 +139,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--steps", type=int, default=None, help="override the config's steps")
-    parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "real_model_rl")
+    parser.add_argument("--arm", choices=sorted(ARMS), default="shipped", help="the config change to try")
+    parser.add_argument("--runs", type=Path, default=None, help="default: runs/real_model_rl[_<arm>]")
     parser.add_argument("--summarize-only", action="store_true")
     args = parser.parse_args()
-    out_file = RESULTS / "real_model_rl.json"
+    name = "real_model_rl" if args.arm == "shipped" else f"real_model_rl_{args.arm}"
+    runs = args.runs or ROOT / "runs" / name
+    config = arm_config(args.arm, runs)
+    out_file = RESULTS / f"{name}.json"
     previous = json.loads(out_file.read_text()).get("seeds", {}) if out_file.is_file() else {}
     trained_under = {seed: figures["trained_under"] for seed, figures in previous.items()
                      if "trained_under" in figures}
     with LoadMonitor() as load:
         for seed in args.seeds:
-            run_dir = args.runs / f"seed{seed}"
+            run_dir = runs / f"seed{seed}"
             if args.summarize_only or (run_dir / "results.json").is_file():
                 continue
             with LoadMonitor() as seed_load:
-                train(seed, run_dir, args.steps)
+                train(config, seed, run_dir, args.steps)
             trained_under[str(seed)] = {"command": " ".join(sys.argv), "load_avg": seed_load.record()}
-    per_seed = {str(seed): {**summarize(args.runs / f"seed{seed}"),
+    per_seed = {str(seed): {**summarize(config, runs / f"seed{seed}"),
                             "trained_under": trained_under.get(str(seed))} for seed in args.seeds}
-    plot(per_seed, RESULTS / "real_model_rl.png")
+    plot(CONFIG if args.arm == "shipped" else f"{CONFIG} + {args.arm}", per_seed, RESULTS / f"{name}.png")
     start = resolve_model("smollm2-135m")
     figures: dict[str, Any] = {"config": CONFIG, "starting_model": start.id, "seeds": per_seed}
+    if ARMS[args.arm]:
+        figures.update(arm=args.arm, changes=ARMS[args.arm])
     out = write_result(out_file, figures, load, model_dir=start.model_dir)
     print(out)
 
