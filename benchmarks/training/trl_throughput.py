@@ -136,9 +136,13 @@ def run_ours(args: argparse.Namespace, model_dir: Path, work: Path) -> dict[str,
     with Trainer(cfg, work / "ours", progress=False) as trainer, Grader(cfg.workflow.sandbox) as grader:
         reward_fn = CompositeReward(cfg.reward.function, grader=grader)
         start = time.perf_counter()
-        for _ in range(args.steps):
-            rewards.append(trainer.train_step(grader, reward_fn)["reward_mean"])
-            trainer.step += 1
+        trainer.source.start(grader, reward_fn, trainer.step)
+        try:
+            for _ in range(args.steps):
+                rewards.append(trainer.train_step()["reward_mean"])
+                trainer.step += 1
+        finally:
+            trainer.source.close()
         seconds = time.perf_counter() - start
         trainer.model.save_pretrained(final)
         trainer.tokenizer.save_pretrained(final)
