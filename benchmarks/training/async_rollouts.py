@@ -163,7 +163,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     vllm = config.rollout.vllm
                     server = VLLMServer(base, VLLMServerConfig(
                         served_model_name="base", dtype=dtype, max_num_seqs=vllm.max_num_seqs,
-                        max_num_batched_tokens=vllm.max_num_batched_tokens,
                         max_model_len=vllm.max_model_len, kv_cache_gib=vllm.kv_cache_gib,
                         max_lora_rank=config.policies.rank, runtime_loras=4),
                         log_path=args.parts / f"vllm-{dtype}.log")

