@@ -75,6 +75,20 @@ def test_mbpp_samples_with_numeric_ids(tmp_path, shared_data):
     assert len(results) == 40
 
 
+def test_samples_of_one_split_grade_against_that_split(tmp_path, shared_data):
+    """`--benchmark mbpp:test` takes the same NAME:SPLIT with --samples as with --model."""
+    mbpp = [json.loads(line) for line in (shared_data / "mbpp" / "mbpp.jsonl").read_text().splitlines()]
+    test = [{"task_id": r["task_id"], "completion": r["code"]} for r in mbpp[10:12]]
+    data = ["--benchmark", "mbpp:test", "--data", str(shared_data / "mbpp" / "mbpp.jsonl")]
+    out = run("evaluate", *data, "--samples", str(write(tmp_path / "s.jsonl", test)),
+              "--results", str(tmp_path / "r.jsonl"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"pass@1": 1.0}
+    train = [{"task_id": mbpp[700]["task_id"], "completion": mbpp[700]["code"]}]  # 601-974: train
+    out = run("evaluate", *data, "--samples", str(write(tmp_path / "t.jsonl", train)))
+    assert out.returncode == 2 and f"unknown task_id {mbpp[700]['task_id']!r}" in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

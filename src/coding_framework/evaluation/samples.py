@@ -163,8 +163,11 @@ def samples_pass_at_k(
 
 
 def load_problems(benchmark: str, data: str | Path | None) -> list[Problem]:
+    """The problems of ``benchmark``, ``NAME`` or ``NAME:SPLIT`` (``mbpp:test``) as ``evaluate --model``
+    takes it."""
+    name, _, split = benchmark.partition(":")
     try:
-        return load_benchmark(benchmark, resolve_source(benchmark, data))
+        return load_benchmark(name, resolve_source(name, data), split or "all")
     except ProblemLoadError:
         raise
     except OSError as exc:
