@@ -156,7 +156,8 @@ def complete_arm(which: str, model: str, out_dir: Path, failed_run: dict[str, An
              "--seed", "0", "--results", str(rest), *flags, "--data", str(rest_data)]
     done = out_dir / f"{which}.rest.json"  # a rerun that ended is not run again (if the grading fails)
     if done.is_file() and rest.is_file():
-        line, wall = json.loads(done.read_text())["line"], json.loads(done.read_text())["wall_s"]
+        saved = json.loads(done.read_text())
+        line, wall = saved["line"], saved["wall_s"]
     else:
         line, wall, failed = _run(which, rerun)
         if failed:
