@@ -13,7 +13,7 @@ from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts import guardrails
 from coding_framework.serving.rollouts.api import Budget
-from coding_framework.serving.rollouts.guardrails import Arms, Guardrail, error_budget
+from coding_framework.serving.rollouts.guardrails import Arms, Finding, Guardrail, error_budget
 from coding_framework.serving.rollouts.manager import RolloutFinished, RolloutManager
 from coding_framework.serving.rollouts.outcomes import Outcome, classify
 from coding_framework.serving.rollouts.stats import stratified_sequence
@@ -129,12 +129,12 @@ async def test_state_round_trip_resumes_the_rollout_and_its_sessions(manager, tm
 
 
 async def test_a_new_guardrail_is_one_entry_of_the_list(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def token_blowup(arms: Arms) -> str | None:
+    def token_blowup(arms: Arms) -> Finding:
         champ, cand = arms.champion, arms.candidate
         if min(champ.requests, cand.requests) < 20:
-            return None
+            return Finding(None)
         ratio = (cand.tokens / cand.requests) / max(champ.tokens / champ.requests, 1.0)
-        return f"token blow-up: {ratio:.1f}x the champion's tokens per request" if ratio > 3 else None
+        return Finding(f"token blow-up: {ratio:.1f}x the champion's tokens per request" if ratio > 3 else None)
 
     monkeypatch.setattr(guardrails, "GUARDRAILS",
                         (*guardrails.GUARDRAILS, Guardrail("tokens", "grades", token_blowup)))

@@ -33,10 +33,17 @@ class RolloutPolicy(StrictModel):
         "difference (the mSPRT prior, Johari et al. 2017). Set it near the smallest drop worth catching: "
         "smaller detects small drops sooner and large ones later.")
     margin: float = Field(
-        0.1, gt=0, lt=1, description="Non-inferiority margin: a canary step may advance (or a shadow "
-        "candidate be promoted) once the lower confidence bound of candidate minus champion pass rate is "
-        "above -margin. A smaller margin needs many more graded requests (see "
-        "`serving.rollouts.stats.power`).")
+        0.1, gt=0, lt=1, description="Absolute non-inferiority margin: a canary step may advance (or a "
+        "shadow candidate be promoted) only once the lower confidence bound of candidate minus champion "
+        "pass rate is above -margin (and `relative_margin` holds too). A smaller margin needs many more "
+        "graded requests (see `serving.rollouts.stats.power`).")
+    relative_margin: float = Field(
+        0.2, gt=0, lt=1, description="Relative non-inferiority margin: advancing also needs the lower "
+        "confidence bound of candidate - (1 - relative_margin) x champion pass rate above 0, i.e. the "
+        "candidate keeps at least 80% (default) of the champion's rate. It binds wherever "
+        "relative_margin x the champion's rate < margin, so at low pass rates a candidate that passes "
+        "nothing can never be promoted; at a champion rate of 0 nothing can be shown and the rollout ends "
+        "inconclusive. Guardrails' rates (answers without each failure mode) are held to both margins too.")
     min_graded: int = Field(
         30, ge=1, description="Graded candidate requests each step needs (counted within the step) before "
         "the verdict may advance it; steps never advance by time alone.")

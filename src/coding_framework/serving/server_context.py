@@ -155,6 +155,14 @@ class Server:
         self.metrics.grade(version, outcome, source)
         self.rollouts.observe_grade(version, outcome, source)
 
+    def grade_probe_pair(self, versions: tuple[str, str], outcomes: tuple[Outcome | None, Outcome | None]
+                         ) -> None:
+        """One probe problem's grades, (champion, candidate); None where that version gave no answer."""
+        for version, outcome in zip(versions, outcomes, strict=True):
+            if outcome is not None:
+                self.metrics.grade(version, outcome, "probe")
+        self.rollouts.observe_probe_pair(*versions, outcomes)
+
     async def start_rollout(self, request: RolloutRequest) -> dict[str, Any]:
         """`RolloutManager.start`, with the probe set loaded first (a bad source is a ValueError: 400)."""
         policy = self.config.rollout

@@ -207,7 +207,8 @@ class LatencyStatus(_Status):
 
 
 class ArmStatus(_Status):
-    """One version's counts in the rollout (``graded``/``passed``: client grades; ``probe_*``: probes')."""
+    """One version's counts in the rollout (``graded``/``passed``: client grades; ``probe_*``: probes';
+    ``probe_errors``: probes the version failed to answer, so they have no grade)."""
 
     requests: int
     errors: int
@@ -218,18 +219,24 @@ class ArmStatus(_Status):
     probe_graded: int = 0
     probe_passed: int = 0
     probe_pass_rate: float | None = None
+    probe_unparseable: int = 0
+    probe_crashed: int = 0
+    probe_timed_out: int = 0
+    probe_errors: int = 0
     outcomes: dict[Source, dict[Outcome, int]] = Field(default_factory=dict)
     latency_ms: LatencyStatus
     tokens: int
 
 
 class ComparisonStatus(_Status):
-    """The sequential test's last look: candidate minus champion pass rate, its always-valid interval."""
+    """The sequential test's last look: candidate minus champion rate, its always-valid interval, and the
+    lower bound of the relative contrast (``stats.Comparison``)."""
 
     estimate: float
     lower: float
     upper: float
     verdict: Literal["worse", "non_inferior", "continue"]
+    relative_lower: float | None = None
 
 
 class SrmStatus(_Status):
@@ -257,7 +264,9 @@ class Decision(_Status):
 class RolloutStatus(_Status):
     """GET /v1/rollouts/{id} (and the answer of starting or aborting one). ``weights``: each version's
     percent of new sessions; ``step``: the index into ``steps``; ``held``: inconclusive with
-    ``on_inconclusive=hold``."""
+    ``on_inconclusive=hold``. ``guardrails``: each outcome guardrail's last test (on the rate of answers
+    without that outcome); a step advances only when ``test`` and every one of them are ``non_inferior``.
+    ``probe_pairs``: probe problems both arms answered, by ``"champion's outcome,candidate's outcome"``."""
 
     id: str
     status: RolloutPhase
@@ -271,6 +280,8 @@ class RolloutStatus(_Status):
     arms: dict[str, ArmStatus]
     reason: str
     test: ComparisonStatus | None = None
+    guardrails: dict[str, ComparisonStatus] = Field(default_factory=dict)
+    probe_pairs: dict[str, int] = Field(default_factory=dict)
     srm: SrmStatus | None = None
     budget: BudgetStatus | None = None
     probe: ProbePlan | None = None

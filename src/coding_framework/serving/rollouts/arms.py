@@ -3,7 +3,8 @@
 Recording is O(1) (it runs on every request); percentiles are computed when a snapshot is asked for, over
 a bounded window of the latest latencies. Grades are kept per source (``client``: a client's /v1/solve
 tests; ``probe``: the rollout's probe set) and per outcome (`rollouts.outcomes.Outcome`); ``graded`` and
-``passed`` are the client's, ``probe_graded`` and ``probe_passed`` the probes'.
+``passed`` are the client's, ``probe_graded`` and ``probe_passed`` the probes'; ``probe_errors`` counts
+probes that got no answer to grade (the version failed the request).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Arm:
         self.requests = 0
         self.errors = 0
         self.tokens = 0
+        self.probe_errors = 0
         self.outcomes: dict[Source, dict[Outcome, int]] = {s: dict.fromkeys(Outcome, 0) for s in SOURCES}
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._recent: deque[bool] = deque(maxlen=error_window)
@@ -46,6 +48,10 @@ class Arm:
     def record_grade(self, outcome: Outcome, source: Source = "client") -> None:
         with self._lock:
             self.outcomes[source][outcome] += 1
+
+    def record_probe_error(self) -> None:
+        with self._lock:
+            self.probe_errors += 1
 
     def graded_by(self, source: Source) -> int:
         return sum(self.outcomes[source].values())
@@ -88,6 +94,7 @@ class Arm:
             self.requests += other.requests
             self.errors += other.errors
             self.tokens += other.tokens
+            self.probe_errors += other.probe_errors
             for source, counts in other.outcomes.items():
                 for outcome, n in counts.items():
                     self.outcomes[source][outcome] += n
@@ -97,13 +104,14 @@ class Arm:
         """The counts, as the state file keeps them (latencies are not kept)."""
         with self._lock:
             return {"requests": self.requests, "errors": self.errors, "tokens": self.tokens,
-                    "recent": list(self._recent),
+                    "probe_errors": self.probe_errors, "recent": list(self._recent),
                     "outcomes": {s: {o.value: n for o, n in c.items()} for s, c in self.outcomes.items()}}
 
     @classmethod
     def from_state(cls, error_window: int, data: dict[str, Any]) -> Arm:
         arm = cls(error_window)
         arm.requests, arm.errors, arm.tokens = data["requests"], data["errors"], data["tokens"]
+        arm.probe_errors = data.get("probe_errors", 0)
         arm._recent.extend(data["recent"])
         for source, counts in data["outcomes"].items():
             arm.outcomes[source].update({Outcome(o): n for o, n in counts.items()})
@@ -120,6 +128,7 @@ class Arm:
             else {"p50": None, "p90": None, "p99": None}
         )
         probe_graded = self.graded_by("probe")
+        probe = self.outcomes["probe"]
         return {
             "requests": self.requests,
             "errors": self.errors,
@@ -130,6 +139,10 @@ class Arm:
             "probe_graded": probe_graded,
             "probe_passed": self.passed_by("probe"),
             "probe_pass_rate": self.passed_by("probe") / probe_graded if probe_graded else None,
+            "probe_unparseable": probe[Outcome.UNPARSEABLE],
+            "probe_crashed": probe[Outcome.CRASHED],
+            "probe_timed_out": probe[Outcome.TIMED_OUT],
+            "probe_errors": self.probe_errors,
             "outcomes": outcomes,
             "latency_ms": percentiles,
             "tokens": self.tokens,

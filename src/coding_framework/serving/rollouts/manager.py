@@ -2,15 +2,17 @@
 
 Strategies (``RolloutPolicy`` holds the numbers):
 - ``canary``: the candidate gets ``steps`` percent of new sessions in turn (10 -> 50 -> 100). A step ends
-  only when the candidate has ``min_graded`` graded requests within it AND the sequential test finds it
-  non-inferior within ``margin``; passing the last step promotes. Never a timer.
+  only when the candidate has ``min_graded`` graded requests within it AND the sequential tests find it
+  non-inferior: its pass rate within ``margin`` and ``relative_margin`` of the champion's, and likewise its
+  rate of answers free of each guardrail's failure mode. Passing the last step promotes. Never a timer.
 - ``immediate``: one step of 100%: the swap is at once, the watch stays on; the baseline is the champion's
   history before the swap (when it has no grades, ``min_graded`` clean candidate grades promote).
 - ``shadow``: the client always gets the champion's answer; ``shadow_share`` of requests also go to the
   candidate, whose answer is graded and dropped. Non-inferior after ``min_graded`` grades promotes.
 
-Grades come from clients' /v1/solve tests and from the rollout's probe set (``rollouts.probes``); the tests
-compare the arms source by source (``rollouts.stats.compare_strata``). At any moment a significantly lower
+Grades come from clients' /v1/solve tests and from the rollout's probe set (``rollouts.probes``), whose
+problems go to both arms and are reported as pairs (``observe_probe_pair``); the tests compare the arms
+source by source, probes pair by pair (``rollouts.stats.compare_strata``). At any moment a significantly lower
 pass rate, a guardrail (``rollouts.guardrails.GUARDRAILS``: a significantly higher rate of unparseable,
 crashing or timing-out answers, or an error burst: ``error_burst`` of the last ``error_window`` candidate
 requests failed and its error rate is significantly above the champion's, no grades needed) or a
@@ -42,7 +44,7 @@ from coding_framework.logs import get_logger
 from coding_framework.serving.rollouts.api import Budget, DecisionAction, ProbePlan, RolloutPhase
 from coding_framework.serving.rollouts.arms import Arm
 from coding_framework.serving.rollouts.assignment import Assigner
-from coding_framework.serving.rollouts.guardrails import PASS_RATE, Watch, error_budget, trips
+from coding_framework.serving.rollouts.guardrails import PASS_RATE, Watch, error_budget, run_guardrails
 from coding_framework.serving.rollouts.outcomes import Outcome, Source, strata
 from coding_framework.serving.rollouts.promotion import RolloutLog
 from coding_framework.serving.rollouts.record import Rollout
@@ -157,6 +159,25 @@ class RolloutManager:
             r.arms[version].record_grade(outcome, source)
             self._check_grades(r)
 
+    def observe_probe_pair(self, champion: str, candidate: str,
+                           outcomes: tuple[Outcome | None, Outcome | None]) -> None:
+        """One probe problem's answers by ``champion`` and ``candidate`` (None: that version failed to
+        answer it). Both graded: one pair of the paired probe test; each grade also counts per arm."""
+        with self._lock:
+            r = self._active
+            if r is None or (r.champion, r.candidate) != (champion, candidate):
+                return
+            for version, outcome in zip((champion, candidate), outcomes, strict=True):
+                if outcome is None:
+                    r.arms[version].record_probe_error()
+                else:
+                    r.arms[version].record_grade(outcome, "probe")
+            a, b = outcomes
+            if a is None or b is None:
+                return
+            r.pairs[(a, b)] += 1
+            self._check_grades(r)
+
     def tick(self) -> None:
         """Time-based checks (the duration budget); the server calls it about once a second."""
         with self._lock:
@@ -258,8 +279,13 @@ class RolloutManager:
     # -- decisions (called with the lock held) ---------------------------------------------------------
 
     def _guard(self, r: Rollout, watch: Watch) -> bool:
-        """Roll back if a guardrail watching ``watch`` trips; whether one did."""
-        reason = trips(watch, r.arms[r.champion], r.arms[r.candidate], self._alphas, self._policy)
+        """Roll back if a guardrail watching ``watch`` trips; whether one did. Grade guardrails keep their
+        tests on the rollout (they gate advancing)."""
+        findings = run_guardrails(watch, r.arms[r.champion], r.arms[r.candidate], self._alphas, self._policy,
+                                  r.pairs)
+        if watch == "grades":
+            r.guardrail_tests = {name: f.test for name, f in findings.items() if f.test is not None}
+        reason = next((f.reason for f in findings.values() if f.reason is not None), None)
         if reason is not None:
             self._rollback(r, reason)
         return reason is not None
@@ -267,8 +293,9 @@ class RolloutManager:
     def _check_grades(self, r: Rollout) -> None:
         cand, champ = r.arms[r.candidate], r.arms[r.champion]
         p, alpha = self._policy, self._alphas[PASS_RATE]
-        r.test = compare_strata(strata(champ.outcomes, cand.outcomes, frozenset({Outcome.PASSED})),
-                                alpha=alpha, tau=p.mixture_tau, margin=p.margin)
+        r.test = compare_strata(strata(champ.outcomes, cand.outcomes, frozenset({Outcome.PASSED}), r.pairs),
+                                alpha=alpha, tau=p.mixture_tau, margin=p.margin,
+                                relative_margin=p.relative_margin)
         rates = (f"pass rate {cand.rates()} vs the champion's {champ.rates()}; always-valid "
                  f"{1 - alpha:.1%} interval of the difference [{r.test.lower:.3f}, {r.test.upper:.3f}]")
         if r.test.verdict is Verdict.WORSE:
@@ -280,8 +307,12 @@ class RolloutManager:
             return
         in_step = cand.all_graded - r.step_start_graded
         if in_step >= p.min_graded:
-            if r.test.verdict is Verdict.NON_INFERIOR:
-                self._advance(r, f"non-inferior within {p.margin}: {rates}; {in_step} graded in this step")
+            cleared = all(t.verdict is Verdict.NON_INFERIOR for t in r.guardrail_tests.values())
+            if r.test.verdict is Verdict.NON_INFERIOR and cleared:
+                self._advance(r, f"non-inferior within {p.margin} and {p.relative_margin:.0%} of the "
+                                 f"champion's rate: {rates} (relative lower bound "
+                                 f"{r.test.relative_lower:.4f}); every guardrail non-inferior too; {in_step} "
+                                 f"graded in this step")
                 return
             if r.strategy == "immediate" and champ.all_graded == 0:
                 self._advance(r, f"the champion has no graded history to compare with; the candidate "

@@ -4,7 +4,8 @@ The grader tells more than pass or fail. An answer is ``passed``, ``failed`` (it
 ``unparseable`` (no code, or a program Python cannot parse), ``crashed`` (an exception before the tests
 finished, killed by a signal, out of memory) or ``timed_out``. A grade's source is ``client`` (a client's
 /v1/solve tests) or ``probe`` (the rollout's probe set); the tests compare the arms source by source
-(``strata``).
+(``strata``). Probes send each problem to both arms, so their outcomes also come as pairs (`Pairs`: the
+champion's outcome, the candidate's): where a rollout has pairs, the probe stratum is the paired one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Literal
 
-__all__ = ["SOURCES", "Counts", "Outcome", "Source", "classify", "strata"]
+from coding_framework.serving.rollouts.stats import Paired, Stratum
+
+__all__ = ["SOURCES", "Counts", "Outcome", "Pairs", "Source", "classify", "pair_key", "strata"]
 
 Source = Literal["client", "probe"]
 SOURCES: tuple[Source, ...] = ("client", "probe")
@@ -30,6 +33,8 @@ class Outcome(StrEnum):
 
 # Per arm: per source, the count of each outcome.
 Counts = Mapping[Source, Mapping[Outcome, int]]
+# Probe pairs: (the champion's outcome, the candidate's) -> count.
+Pairs = Mapping[tuple[Outcome, Outcome], int]
 
 _CRASH_STATUSES = frozenset({"error", "crashed", "memory"})
 
@@ -51,11 +56,23 @@ def classify(program: str, status: str) -> Outcome:
     return Outcome.FAILED
 
 
-def strata(champion: Counts, candidate: Counts, good: frozenset[Outcome]) -> list[tuple[tuple[int, int],
-                                                                                          tuple[int, int]]]:
-    """Per source, each arm's (answers in ``good``, graded answers)."""
+def pair_key(champion: Outcome, candidate: Outcome) -> str:
+    """How a pair is named in a rollout's status and state file: ``"passed,unparseable"``."""
+    return f"{champion.value},{candidate.value}"
+
+
+def strata(champion: Counts, candidate: Counts, good: frozenset[Outcome], pairs: Pairs | None = None
+           ) -> list[Stratum]:
+    """Per source, each arm's (answers in ``good``, graded answers); with ``pairs``, the probe stratum is
+    the paired table of them instead (probe answers whose partner got no grade are left out of it)."""
     def arm(counts: Counts, source: Source) -> tuple[int, int]:
         by = counts.get(source, {})
         return sum(n for o, n in by.items() if o in good), sum(by.values())
 
-    return [(arm(champion, s), arm(candidate, s)) for s in SOURCES]
+    out: list[Stratum] = [(arm(champion, "client"), arm(candidate, "client"))]
+    if not pairs:
+        return [*out, (arm(champion, "probe"), arm(candidate, "probe"))]
+    cells = [0, 0, 0, 0]  # both, champion only, candidate only, neither
+    for (a, b), n in pairs.items():
+        cells[2 * (a not in good) + (b not in good)] += n
+    return [*out, Paired(*cells)]

@@ -5,10 +5,11 @@ A probe set is a problem source as everywhere else (``problems.sources``): a ben
 benchmark split (``mbpp:validation``, its file found under ``$CODING_FRAMEWORK_DATA_DIR`` as ``evaluate``
 finds it) or a problem-record JSONL on the server. While its rollout runs, ``rate_per_s`` times a
 second the next problem goes to BOTH arms through the /v1/solve workflow (``Solver.solve_problem``: the
-clients' prompt format, the same Grader), and each answer's outcome feeds the rollout's tests as source
-``probe``. Probes never touch the session assigner, so they cannot move sticky sessions or the
-sample-ratio check; they take no admission slot, and a tick finding ``probe_concurrency`` pairs still in
-flight is skipped, so probes never queue up behind clients.
+clients' prompt format, the same Grader), and the two outcomes feed the rollout's tests as one probe
+pair (the paired stratum of every test; a version that failed to answer counts a probe error instead).
+Probes never touch the session assigner, so they cannot move sticky sessions or the sample-ratio check;
+they take no admission slot, and a tick finding ``probe_concurrency`` pairs still in flight is skipped, so
+probes never queue up behind clients.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from coding_framework.problems import Problem, ProblemLoadError
 from coding_framework.problems.sources import load_source
 from coding_framework.serving.errors import APIError
 from coding_framework.serving.rollouts.api import ProbePlan
-from coding_framework.serving.rollouts.outcomes import Outcome, Source
+from coding_framework.serving.rollouts.outcomes import Outcome
 
 __all__ = ["ProbeRunner", "load_probe_set"]
 
@@ -54,7 +55,8 @@ class Prober(Protocol):
     @property
     def rollouts(self) -> Any: ...
 
-    def grade(self, version: str, outcome: Outcome, source: Source) -> None: ...
+    def grade_probe_pair(self, versions: tuple[str, str], outcomes: tuple[Outcome | None, Outcome | None]
+                         ) -> None: ...
 
 
 class ProbeRunner:
@@ -98,21 +100,22 @@ class ProbeRunner:
 
     async def _pair(self, busy: asyncio.Semaphore, versions: tuple[str, str], problem: Problem) -> None:
         try:
-            await asyncio.gather(*(self._one(v, problem) for v in versions))
+            champion, candidate = await asyncio.gather(*(self._one(v, problem) for v in versions))
         finally:
             busy.release()
+        self._server.grade_probe_pair(versions, (champion, candidate))
 
-    async def _one(self, version: str, problem: Problem) -> None:
+    async def _one(self, version: str, problem: Problem) -> Outcome | None:
         server = self._server
         try:
             out = await server.solver.solve_problem(version, problem, server.config.solve.max_rounds)
         except APIError as exc:  # a dead or retired version: no grade, counted as a probe error
             server.metrics.probe(version, error=exc.code or str(exc.status))
-            return
+            return None
         except Exception as exc:  # a probe must never take the server down; it is logged and counted
             log.warning("probe_failed", version=version, task=problem.task_id, error=str(exc)[:200])
             server.metrics.probe(version, error=type(exc).__name__)
-            return
+            return None
         server.metrics.probe(version, error=None)
         assert out.outcome is not None
-        server.grade(version, out.outcome, "probe")
+        return out.outcome

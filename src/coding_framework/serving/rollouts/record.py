@@ -5,12 +5,14 @@ the same id and counts."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from coding_framework.config.rollout import RolloutStrategy
 from coding_framework.serving.rollouts.api import Budget, ProbePlan, RolloutPhase, RolloutStatus
 from coding_framework.serving.rollouts.arms import Arm
+from coding_framework.serving.rollouts.outcomes import Outcome, pair_key
 from coding_framework.serving.rollouts.stats import Comparison, SequentialSRM, Verdict
 
 __all__ = ["Rollout"]
@@ -35,6 +37,9 @@ class Rollout:
     held: bool = False  # inconclusive with on_inconclusive=hold: the split stays, only rollbacks remain
     reason: str = ""
     test: Comparison | None = None
+    guardrail_tests: dict[str, Comparison] = field(default_factory=dict)
+    # probe pairs: (the champion's outcome, the candidate's) -> count
+    pairs: Counter[tuple[Outcome, Outcome]] = field(default_factory=Counter)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     mlflow_run_id: str | None = None
 
@@ -62,6 +67,8 @@ class Rollout:
             "step": self.step, "weights": self.weights(), "held": self.held,
             "arms": {v: arm.snapshot() for v, arm in self.arms.items()}, "reason": self.reason,
             "test": self.test.as_dict() if self.test else None,
+            "guardrails": {name: t.as_dict() for name, t in self.guardrail_tests.items()},
+            "probe_pairs": {pair_key(a, b): n for (a, b), n in self.pairs.items()},
             "srm": {"log_evidence": self.srm.log_evidence, "threshold": self.srm.threshold},
             "budget": {"elapsed_s": round(self.elapsed_s, 3), "graded": self.arms[self.candidate].all_graded,
                        "max_duration_s": self.budget.max_duration_s, "max_graded": self.budget.max_graded,
@@ -79,6 +86,7 @@ class Rollout:
             "mlflow_run_id": self.mlflow_run_id, "budget": vars(self.budget),
             "probe": None if self.probe is None else vars(self.probe),
             "test": self.test.as_dict() if self.test else None,
+            "pairs": [[a.value, b.value, n] for (a, b), n in self.pairs.items()],
             "arms": {v: arm.state() for v, arm in self.arms.items()},
             "srm": {"weights": self.srm.weights, "counts": self.srm.counts,
                     "log_evidence": self.srm.log_evidence},
@@ -100,5 +108,6 @@ class Rollout:
             status=data["status"], held=data["held"], reason=data["reason"], decisions=data["decisions"],
             mlflow_run_id=data["mlflow_run_id"],
             test=None if test is None else Comparison(test["estimate"], test["lower"], test["upper"],
-                                                      Verdict(test["verdict"])),
+                                                      Verdict(test["verdict"]), test.get("relative_lower")),
+            pairs=Counter({(Outcome(a), Outcome(b)): n for a, b, n in data.get("pairs", [])}),
         )

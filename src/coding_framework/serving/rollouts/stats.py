@@ -14,6 +14,14 @@
   ``v`` is the larger of the unpooled variance (right under a difference) and the pooled one (right under
   no difference), each with rates shrunk as ``(s + 1) / (n + 2)``: the unpooled variance alone makes a
   small arm at 0/n look far too certain, and the A/A false-positive rate then exceeds alpha.
+- Paired strata (`Paired`): probes send the same problem to both arms, so their outcomes come in pairs; the
+  difference is then the mean of per-pair differences, whose variance leaves out the problems' own
+  difficulty (most pairs agree). Its variance is the smoothed second moment of the per-pair contrast (add
+  1/2 to each cell of the 2x2 table): under no difference that is McNemar's, and it never shrinks to 0.
+- Non-inferiority is shown on two contrasts: the difference (above ``-margin``) and, with a
+  ``relative_margin`` m, ``p_candidate - (1 - m) p_champion`` (above 0: the candidate keeps at least
+  ``1 - m`` of the champion's rate). At a champion pass rate of 5% an absolute margin of 0.1 would pass a
+  candidate that passes nothing; the relative one binds wherever ``m * p_champion < margin``.
 - ``srm_log_evidence``: a sequential sample-ratio-mismatch test, the Dirichlet-multinomial Bayes factor of
   Lindon & Malek, "Anytime-Valid Inference for Multinomial Count Data" (NeurIPS 2022). It is a test
   martingale under the assigned weights, so ``log_evidence >= log(1/alpha)`` has type-I error <= alpha
@@ -32,7 +40,9 @@ from scipy import optimize, stats
 
 __all__ = [
     "Comparison",
+    "Paired",
     "SequentialSRM",
+    "Stratum",
     "Verdict",
     "compare",
     "compare_strata",
@@ -52,20 +62,55 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True)
 class Comparison:
-    """Candidate minus champion rate, its always-valid interval, and the verdict it implies."""
+    """Candidate minus champion rate, its always-valid interval, and the verdict it implies.
+
+    ``relative_lower``: the lower bound of ``p_candidate - (1 - relative_margin) p_champion`` (None when no
+    relative margin was asked for); non-inferiority needs it above 0.
+    """
 
     estimate: float
     lower: float
     upper: float
     verdict: Verdict
+    relative_lower: float | None = None
 
-    def as_dict(self) -> dict[str, float | str]:
+    def as_dict(self) -> dict[str, float | str | None]:
         return {
             "estimate": self.estimate,
             "lower": self.lower,
             "upper": self.upper,
             "verdict": self.verdict.value,
+            "relative_lower": self.relative_lower,
         }
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A stratum of paired binary outcomes (the same items answered by both arms): how many pairs were
+    good on both, on the champion's side only, on the candidate's only, and on neither."""
+
+    both: int
+    champion_only: int
+    candidate_only: int
+    neither: int
+
+    @property
+    def pairs(self) -> int:
+        return self.both + self.champion_only + self.candidate_only + self.neither
+
+    def contrast(self, ratio: float) -> tuple[float, float]:
+        """``p_candidate - ratio * p_champion`` and its variance: the smoothed second moment of the
+        per-pair contrast over the number of pairs."""
+        n = self.pairs
+        cells = ((self.both, 1 - ratio), (self.champion_only, -ratio), (self.candidate_only, 1.0),
+                 (self.neither, 0.0))
+        estimate = sum(k * c for k, c in cells) / n
+        second = sum((k + 0.5) * c * c for k, c in cells) / (n + 2)
+        return estimate, second / n
+
+
+# A stratum: unpaired ((champion successes, trials), (candidate successes, trials)), or `Paired`.
+Stratum = tuple[tuple[int, int], tuple[int, int]] | Paired
 
 
 def _shrunk_variance(successes: int, trials: int) -> float:
@@ -83,35 +128,56 @@ def confidence_sequence(
     return stratified_sequence([(champion, candidate)], alpha, tau)
 
 
-def _difference(champion: tuple[int, int], candidate: tuple[int, int]) -> tuple[float, float]:
-    """The difference of rates and its variance (the larger of the unpooled and pooled one, see above)."""
+def _difference(champion: tuple[int, int], candidate: tuple[int, int], ratio: float) -> tuple[float, float]:
+    """``p_candidate - ratio * p_champion`` and its variance (the larger of the unpooled and pooled one, see
+    above)."""
     (s_a, n_a), (s_b, n_b) = champion, candidate
     pooled = (s_a + s_b + 1) / (n_a + n_b + 2)
-    unpooled = _shrunk_variance(s_a, n_a) + _shrunk_variance(s_b, n_b)
-    return s_b / n_b - s_a / n_a, max(unpooled, pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+    unpooled = _shrunk_variance(s_b, n_b) + ratio * ratio * _shrunk_variance(s_a, n_a)
+    null = pooled * (1 - pooled) * (1 / n_b + ratio * ratio / n_a)
+    return s_b / n_b - ratio * s_a / n_a, max(unpooled, null)
+
+
+def _contrast(stratum: Stratum, ratio: float) -> tuple[float, float] | None:
+    """The stratum's contrast and variance; None when it holds no comparison (an arm without trials)."""
+    if isinstance(stratum, Paired):
+        return stratum.contrast(ratio) if stratum.pairs else None
+    champion, candidate = stratum
+    return _difference(champion, candidate, ratio) if champion[1] and candidate[1] else None
+
+
+def _raw_rate(strata: Sequence[Stratum], arm: int) -> float:
+    good = trials = 0
+    for stratum in strata:
+        if isinstance(stratum, Paired):
+            good += stratum.both + (stratum.candidate_only if arm else stratum.champion_only)
+            trials += stratum.pairs
+        else:
+            good, trials = good + stratum[arm][0], trials + stratum[arm][1]
+    return good / trials if trials else 0.0
 
 
 def stratified_sequence(
-    strata: Sequence[tuple[tuple[int, int], tuple[int, int]]], alpha: float, tau: float
+    strata: Sequence[Stratum], alpha: float, tau: float, ratio: float = 1.0
 ) -> tuple[float, float, float]:
-    """`confidence_sequence` over strata, each a (champion, candidate) pair of (successes, trials).
+    """`confidence_sequence` over strata (unpaired (champion, candidate) (successes, trials), or `Paired`),
+    of ``p_candidate - ratio * p_champion``.
 
-    The per-stratum differences are combined with inverse-variance weights (``d = sum(d_s / v_s) /
+    The per-stratum contrasts are combined with inverse-variance weights (``d = sum(d_s / v_s) /
     sum(1 / v_s)``, ``v = 1 / sum(1 / v_s)``), so arms that see the strata in different proportions (a
     canary's client traffic is 90/10, its probes 50/50) are compared stratum by stratum and an A/A stays
-    an A/A even when the strata's rates differ. One stratum is exactly `confidence_sequence`. Strata
-    where an arm has no trials carry no information; with none left the interval is [-1, 1].
+    an A/A even when the strata's rates differ. One unpaired stratum is exactly `confidence_sequence`.
+    Strata without a comparison carry no information; with none left the interval is [-1, 1].
     """
     weight = weighted = 0.0
-    for champion, candidate in strata:
-        if champion[1] and candidate[1]:
-            d, v = _difference(champion, candidate)
+    for stratum in strata:
+        found = _contrast(stratum, ratio)
+        if found is not None:
+            d, v = found
             weight += 1 / v
             weighted += d / v
     if weight == 0:
-        s_a, n_a = (sum(x) for x in zip(*(c for c, _ in strata), strict=True))
-        s_b, n_b = (sum(x) for x in zip(*(c for _, c in strata), strict=True))
-        return (s_b / n_b if n_b else 0.0) - (s_a / n_a if n_a else 0.0), -1.0, 1.0
+        return _raw_rate(strata, 1) - ratio * _raw_rate(strata, 0), -1.0, 1.0
     estimate, v = weighted / weight, 1 / weight
     half = _half_width(v, alpha, tau)
     return estimate, max(-1.0, estimate - half), min(1.0, estimate + half)
@@ -133,17 +199,22 @@ def compare(
 
 
 def compare_strata(
-    strata: Sequence[tuple[tuple[int, int], tuple[int, int]]], *, alpha: float, tau: float, margin: float
+    strata: Sequence[Stratum], *, alpha: float, tau: float, margin: float,
+    relative_margin: float | None = None,
 ) -> Comparison:
-    """`compare` on `stratified_sequence`."""
+    """`compare` on `stratified_sequence`. With ``relative_margin`` m, NON_INFERIOR also needs the lower
+    bound of ``p_candidate - (1 - m) p_champion`` above 0 (a test at the same ``alpha``: requiring both
+    bounds is an intersection-union test, so the chance of a wrong NON_INFERIOR stays at most ``alpha``)."""
     estimate, lower, upper = stratified_sequence(strata, alpha, tau)
+    relative = (None if relative_margin is None
+                else stratified_sequence(strata, alpha, tau, 1 - relative_margin)[1])
     if upper < 0:
         verdict = Verdict.WORSE
-    elif lower > -margin:
+    elif lower > -margin and (relative is None or relative > 0):
         verdict = Verdict.NON_INFERIOR
     else:
         verdict = Verdict.CONTINUE
-    return Comparison(estimate, lower, upper, verdict)
+    return Comparison(estimate, lower, upper, verdict, relative)
 
 
 def srm_log_evidence(counts: Sequence[int], weights: Sequence[float], concentration: float) -> float:
