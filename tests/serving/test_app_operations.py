@@ -83,6 +83,7 @@ def test_chat_only_canaries_are_judged_by_probes(champion: MockUpstream, tmp_pat
         cand = status["arms"][status["candidate_version"]]
         assert cand["graded"] == 0 and cand["probe_graded"] >= 1  # no client grades: probes alone
         assert status["srm"]["log_evidence"] == 0.0
+        assert sum(status["probe_pairs"].values()) == cand["probe_graded"]  # each probe graded as a pair
     assert promoted["arms"][promoted["candidate_version"]]["probe_pass_rate"] == 1.0
     ratios = {(m.labels["version"], m.labels["source"]): m.value
               for family in text_string_to_metric_families(metrics) for m in family.samples

@@ -117,12 +117,16 @@ async def test_state_round_trip_resumes_the_rollout_and_its_sessions(manager, tm
     started = await manager.start("cand", "canary", [50, 100])
     traffic = Traffic(manager, {CHAMP: 0.5, CAND: 0.5})
     pinned = {f"s{i}": traffic.request(f"s{i}").version for i in range(30)}
+    manager.observe_probe_pair(CHAMP, CAND, (Outcome.PASSED, Outcome.UNPARSEABLE))
+    manager.observe_probe_pair(CHAMP, CAND, (Outcome.FAILED, None))
     records, pins = manager.export_state()
     restored = RolloutManager(CHAMP, POLICY, RecordingHooks(), tracking_uri=f"sqlite:///{tmp_path}/m2.db")
     restored.restore(records, started["id"], pins[1])
     before, after = manager.status(started["id"]), restored.status(started["id"])
     assert after["arms"][CAND]["graded"] == before["arms"][CAND]["graded"] > 0
     assert after["weights"] == before["weights"] and after["srm"] == before["srm"]
+    assert after["probe_pairs"] == before["probe_pairs"] == {"passed,unparseable": 1}
+    assert after["arms"][CAND]["probe_errors"] == 1 and after["arms"][CAND]["probe_unparseable"] == 1
     assert {s: restored.route(s).version for s in pinned} == pinned
     assert after["decisions"][-1]["action"] == "resume"
     await restored.aclose()
@@ -134,7 +138,8 @@ async def test_a_new_guardrail_is_one_entry_of_the_list(tmp_path, monkeypatch) -
         if min(champ.requests, cand.requests) < 20:
             return Finding(None)
         ratio = (cand.tokens / cand.requests) / max(champ.tokens / champ.requests, 1.0)
-        return Finding(f"token blow-up: {ratio:.1f}x the champion's tokens per request" if ratio > 3 else None)
+        reason = f"token blow-up: {ratio:.1f}x the champion's tokens per request"
+        return Finding(reason if ratio > 3 else None)
 
     monkeypatch.setattr(guardrails, "GUARDRAILS",
                         (*guardrails.GUARDRAILS, Guardrail("tokens", "grades", token_blowup)))

@@ -221,8 +221,9 @@ def _show(progress: Progress, task: TaskID, status: RolloutStatus) -> None:
         value, n = (arm.probe_pass_rate, arm.probe_graded) if probe else (arm.pass_rate, arm.graded)
         return f"{value:.2f} of {n}" if value is not None else "ungraded"
 
-    probes = (f", probes {rate(cand, probe=True)} vs {rate(champ, probe=True)}"
-              if cand.probe_graded or champ.probe_graded else "")
+    probes = (f", probes {rate(cand, probe=True)} vs {rate(champ, probe=True)} (candidate unparseable "
+              f"{cand.probe_unparseable}, crashed {cand.probe_crashed}, timed out {cand.probe_timed_out}, "
+              f"no answer {cand.probe_errors})" if cand.probe_graded or champ.probe_graded else "")
     detail = (f"{status.status}: pass {rate(cand)} vs champion {rate(champ)}{probes}, "
               f"errors {cand.errors}/{cand.requests}")
     progress.update(task, completed=status.weights[status.candidate_version], detail=detail)
