@@ -131,6 +131,7 @@ async def simulate(args: argparse.Namespace) -> dict[str, Any]:
                                          "experiments": args.promote_experiments, **_summary(runs)})
                 print(json.dumps(report["broken"][-1]), flush=True)
     report["policy"] = {k: getattr(promote, k) for k in ("alpha", "margin", "relative_margin", "mixture_tau")}
+    report["promote_budget"] = args.promote_budget
     report["budget"] = error_budget(promote.alpha, promote.pass_share)
     return report
 
@@ -141,22 +142,30 @@ def plot(report: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for concentration, marker in ((0.3, "o"), (3.0, "s")):
         rows = [r for r in report["false_rollbacks"] if r["concentration"] == concentration]
         left.plot([r["pass_rate"] for r in rows], [r["false_rollback_rate"] for r in rows], marker=marker,
-                  label=f"A/A, per-problem Beta concentration {concentration}")
+                  label=f"per-problem Beta concentration {concentration}")
     left.axhline(report["policy"]["alpha"], color="black", linewidth=0.8, label="alpha = 0.05")
-    left.set(xscale="log", xlabel="champion pass rate", ylabel="false rollbacks (peeked every grade)",
-             title="A/A rolled back")
-    left.legend(fontsize=7)
+    left.set(xlabel="champion pass rate", ylabel="share of A/As ever rolled back", ylim=(-0.005, 0.06),
+             title="A/A false rollbacks, peeked after every grade")
     rows = report["aa_promotion"]
-    right.plot([r["pass_rate"] for r in rows], [r.get("probe_grades_to_promoted", {}).get("median", np.nan)
-                                                for r in rows], marker="o", label="A/A: median probe grades")
-    right.plot([r["pass_rate"] for r in rows], [r["promoted"] for r in rows], marker="^", linestyle="--",
-               label="A/A: share promoted within the budget")
-    right.set(xscale="log", yscale="log", xlabel="champion pass rate", title="A/A promotion on probe pairs")
-    right.legend(fontsize=7)
+    medians = [r.get("probe_grades_to_promoted", {}).get("median", np.nan) for r in rows]
+    right.plot([r["pass_rate"] for r in rows], medians, marker="o", label="median probe grades to promotion")
+    right.set(yscale="log", xlabel="champion pass rate", ylabel="candidate probe grades",
+              title=f"A/A promotion on probe pairs (budget {report['promote_budget']})")
+    share = right.twinx()
+    share.plot([r["pass_rate"] for r in rows], [r["promoted"] for r in rows], marker="^", linestyle="--",
+               color="C1", label="share promoted within the budget")
+    share.set(ylabel="share promoted", ylim=(0, 1.05))
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xticks(RATES, [f"{r:g}" for r in RATES])
+        ax.minorticks_off()
+    left.legend(fontsize=7)
+    lines = right.get_legend_handles_labels()[0] + share.get_legend_handles_labels()[0]
+    right.legend(lines, [str(line.get_label()) for line in lines], fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
 
@@ -168,7 +177,11 @@ def main() -> None:
     ap.add_argument("--promote-experiments", type=int, default=40)
     ap.add_argument("--promote-budget", type=int, default=3000, help="candidate probe grades: the budget")
     ap.add_argument("--out", type=Path, default=RESULTS / "low_rate_canary.json")
+    ap.add_argument("--replot", action="store_true", help="only draw the plot of the filed result again")
     args = ap.parse_args()
+    if args.replot:
+        plot(json.loads(args.out.read_text()), args.out.with_suffix(".png"))
+        return
     began = time.perf_counter()
     with LoadMonitor() as load:
         report = asyncio.run(simulate(args))

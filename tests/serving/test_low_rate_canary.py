@@ -4,6 +4,8 @@ order its grades arrive in; probe pairs are compared pair by pair; an A/A at a l
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -23,9 +25,24 @@ def _policy(**overrides: object) -> RolloutPolicy:
     return RolloutPolicy.model_validate({"drain_s": 0, "steps": [50, 100], **overrides})
 
 
-async def _manager(tmp_path, policy: RolloutPolicy) -> RolloutManager:  # type: ignore[no-untyped-def]
-    return RolloutManager(CHAMP, policy, RecordingHooks(), tracking_uri=f"sqlite:///{tmp_path}/mlflow.db",
-                          rng=random.Random(0))
+async def _replay(tmp_path, policy: RolloutPolicy, feed: Callable[[RolloutManager, int], None],  # type: ignore[no-untyped-def]
+                  observations: int) -> dict[str, Any]:
+    """A canary fed ``feed(manager, i)`` for i in range(observations), until it ends; its final status."""
+    m = RolloutManager(CHAMP, policy, RecordingHooks(), tracking_uri=f"sqlite:///{tmp_path}/mlflow.db",
+                       rng=random.Random(0))
+    started = await m.start("cand", "canary", None)
+    for i in range(observations):
+        feed(m, i)
+        if m.active is None:
+            break
+    final = m.status(started["id"])
+    await m.aclose()
+    return final
+
+
+def _unpaired(m: RolloutManager, i: int) -> None:
+    m.observe_grade(CHAMP, CHAMPION_CYCLE[i % 60], "probe")
+    m.observe_grade(CAND, U, "probe")
 
 
 async def test_a_candidate_that_passes_nothing_is_rolled_back_when_promotion_came_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -33,15 +50,7 @@ async def test_a_candidate_that_passes_nothing_is_rolled_back_when_promotion_cam
     relative margin and the guardrails' gate, the pass-rate test found 0 passes "non-inferior within 0.1"
     of the champion's 1.7% and promoted (about 110 grades each) before the unparseable guardrail's
     evidence was in (about 150)."""
-    m = await _manager(tmp_path, _policy())
-    started = await m.start("cand", "canary", None)
-    for i in range(400):
-        m.observe_grade(CHAMP, CHAMPION_CYCLE[i % 60], "probe")
-        m.observe_grade(CAND, U, "probe")
-        if m.active is None:
-            break
-    final = m.status(started["id"])
-    await m.aclose()
+    final = await _replay(tmp_path, _policy(), _unpaired, 400)
     assert final["status"] == "rolled_back", final["reason"]
     assert final["reason"].startswith("guardrail unparseable"), final["reason"]
     assert [d["action"] for d in final["decisions"]] == ["start", "rollback"]
@@ -49,29 +58,19 @@ async def test_a_candidate_that_passes_nothing_is_rolled_back_when_promotion_cam
 
 @pytest.mark.parametrize("seed", range(5))
 async def test_no_order_of_the_same_grades_promotes_it(tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
-    m = await _manager(tmp_path, _policy(max_graded=600))
-    started = await m.start("cand", "canary", None)
     grades = [(CHAMP, CHAMPION_CYCLE[i % 60]) for i in range(600)] + [(CAND, U)] * 600
     random.Random(seed).shuffle(grades)
-    for version, outcome in grades:
-        m.observe_grade(version, outcome, "probe")
-        if m.active is None:
-            break
-    final = m.status(started["id"])
-    await m.aclose()
+    final = await _replay(tmp_path, _policy(max_graded=600),
+                          lambda m, i: m.observe_grade(*grades[i], "probe"), len(grades))
     assert final["status"] == "rolled_back", final["reason"]
     assert "advance" not in [d["action"] for d in final["decisions"]]
 
 
 async def test_probe_pairs_roll_it_back_and_the_status_counts_each_failure_mode(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    m = await _manager(tmp_path, _policy())
-    started = await m.start("cand", "canary", None)
-    for i in range(400):
+    def feed(m: RolloutManager, i: int) -> None:
         m.observe_probe_pair(CHAMP, CAND, (CHAMPION_CYCLE[i % 60], None if i == 3 else U))
-        if m.active is None:
-            break
-    final = m.status(started["id"])
-    await m.aclose()
+
+    final = await _replay(tmp_path, _policy(), feed, 400)
     assert final["status"] == "rolled_back" and final["reason"].startswith("guardrail unparseable")
     cand = final["arms"][CAND]
     assert cand["probe_errors"] == 1 and cand["probe_unparseable"] == cand["probe_graded"]
@@ -85,14 +84,10 @@ async def test_probe_pairs_roll_it_back_and_the_status_counts_each_failure_mode(
 async def test_a_candidate_broken_where_probes_cannot_show_it_ends_inconclusive(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Every answer of the candidate fails its tests; the champion's pass 2%. Nothing tells them apart
     within the budget, so the rollout ends inconclusive and follows on_inconclusive; it never advances."""
-    m = await _manager(tmp_path, _policy(max_graded=300, on_inconclusive="rollback"))
-    started = await m.start("cand", "canary", None)
-    for i in range(400):
+    def feed(m: RolloutManager, i: int) -> None:
         m.observe_probe_pair(CHAMP, CAND, (P if i % 50 == 0 else F, F))
-        if m.active is None:
-            break
-    final = m.status(started["id"])
-    await m.aclose()
+
+    final = await _replay(tmp_path, _policy(max_graded=300, on_inconclusive="rollback"), feed, 400)
     assert final["status"] == "inconclusive", final["reason"]
     assert [d["action"] for d in final["decisions"]] == ["start", "rollback"]
 
@@ -100,16 +95,12 @@ async def test_a_candidate_broken_where_probes_cannot_show_it_ends_inconclusive(
 async def test_an_aa_at_a_low_pass_rate_is_promoted_on_probe_pairs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Both arms give the same answer to each problem (greedy decoding of one model): 10% pass, the rest
     mostly unparseable. Paired, the A/A clears both margins and every guardrail, step by step."""
-    m = await _manager(tmp_path, _policy(max_graded=5000))
-    started = await m.start("cand", "canary", None)
     cycle = [P, F, *[U] * 8]
-    for i in range(5000):
-        outcome = cycle[i % 10]
-        m.observe_probe_pair(CHAMP, CAND, (outcome, outcome))
-        if m.active is None:
-            break
-    final = m.status(started["id"])
-    await m.aclose()
+
+    def feed(m: RolloutManager, i: int) -> None:
+        m.observe_probe_pair(CHAMP, CAND, (cycle[i % 10], cycle[i % 10]))
+
+    final = await _replay(tmp_path, _policy(max_graded=5000), feed, 5000)
     assert final["status"] == "promoted", final["reason"]
     assert [d["action"] for d in final["decisions"]] == ["start", "advance", "promote"]
     assert final["arms"][CAND]["probe_graded"] < 1000
