@@ -138,3 +138,18 @@ def test_the_relative_margin_binds_at_low_pass_rates() -> None:
     equal = compare_strata([((1800, 3000), (1800, 3000))], alpha=0.025, tau=0.1, margin=0.1,
                            relative_margin=0.2)
     assert equal.verdict is Verdict.NON_INFERIOR
+
+
+async def test_immediate_without_a_baseline_never_promotes_a_candidate_that_passes_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The champion has no graded history, so nothing can be compared: min_graded answers are not enough
+    when none of them passes; the first pass promotes."""
+    m = RolloutManager(CHAMP, _policy(min_graded=10), RecordingHooks(),
+                       tracking_uri=f"sqlite:///{tmp_path}/mlflow.db", rng=random.Random(0))
+    started = await m.start("cand", "immediate", None)
+    for _ in range(50):
+        m.observe_grade(CAND, U)
+    assert m.status(started["id"])["status"] == "running"
+    m.observe_grade(CAND, P)
+    final = m.status(started["id"])
+    await m.aclose()
+    assert final["status"] == "promoted" and "passed 1" in final["reason"], final["reason"]

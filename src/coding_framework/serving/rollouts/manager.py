@@ -6,7 +6,8 @@ Strategies (``RolloutPolicy`` holds the numbers):
   non-inferior: its pass rate within ``margin`` and ``relative_margin`` of the champion's, and likewise its
   rate of answers free of each guardrail's failure mode. Passing the last step promotes. Never a timer.
 - ``immediate``: one step of 100%: the swap is at once, the watch stays on; the baseline is the champion's
-  history before the swap (when it has no grades, ``min_graded`` clean candidate grades promote).
+  history before the swap (when it has no grades, ``min_graded`` candidate grades without an error burst
+  and with at least one pass promote).
 - ``shadow``: the client always gets the champion's answer; ``shadow_share`` of requests also go to the
   candidate, whose answer is graded and dropped. Non-inferior after ``min_graded`` grades promotes.
 
@@ -45,7 +46,7 @@ from coding_framework.serving.rollouts.api import Budget, DecisionAction, ProbeP
 from coding_framework.serving.rollouts.arms import Arm
 from coding_framework.serving.rollouts.assignment import Assigner
 from coding_framework.serving.rollouts.guardrails import PASS_RATE, Watch, error_budget, run_guardrails
-from coding_framework.serving.rollouts.outcomes import Outcome, Source, strata
+from coding_framework.serving.rollouts.outcomes import SOURCES, Outcome, Source, strata
 from coding_framework.serving.rollouts.promotion import RolloutLog
 from coding_framework.serving.rollouts.record import Rollout
 from coding_framework.serving.rollouts.stats import SequentialSRM, Verdict, compare_strata
@@ -314,9 +315,13 @@ class RolloutManager:
                                  f"{r.test.relative_lower:.4f}); every guardrail non-inferior too; {in_step} "
                                  f"graded in this step")
                 return
-            if r.strategy == "immediate" and champ.all_graded == 0:
+            passed = sum(cand.passed_by(s) for s in SOURCES)
+            if r.strategy == "immediate" and champ.all_graded == 0 and passed:
+                # Nothing to compare with: the candidate must at least pass something (one with random
+                # weights passes nothing and waits for its budget).
                 self._advance(r, f"the champion has no graded history to compare with; the candidate "
-                                 f"served {in_step} graded requests without a burst of errors ({rates})")
+                                 f"served {in_step} graded requests without a burst of errors and passed "
+                                 f"{passed} ({rates})")
                 return
         self._check_budget(r)
 
