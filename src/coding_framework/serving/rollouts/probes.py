@@ -4,7 +4,7 @@ path, so a rollout on chat-only traffic still has a verified-correctness signal.
 A probe set is a problem source as everywhere else (``problems.sources``): a benchmark (``synthetic``), a
 benchmark split (``mbpp:validation``, its file found under ``$CODING_FRAMEWORK_DATA_DIR`` as ``evaluate``
 finds it) or a problem-record JSONL on the server. While its rollout runs, ``rate_per_s`` times a
-second the next problem goes to BOTH arms through the /v1/solve workflow (``Solver.solve_problem``: the
+second the next problem (in an order shuffled per rollout) goes to BOTH arms through the /v1/solve workflow (``Solver.solve_problem``: the
 clients' prompt format, the same Grader), and the two outcomes feed the rollout's tests as one probe
 pair (the paired stratum of every test; a version that failed to answer counts a probe error instead).
 Probes never touch the session assigner, so they cannot move sticky sessions or the sample-ratio check;
@@ -15,6 +15,7 @@ probes never queue up behind clients.
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any, Protocol
 
 from coding_framework.agents.freeform import has_tests
@@ -67,9 +68,15 @@ class ProbeRunner:
         self._task: asyncio.Task[None] | None = None
 
     def start(self, rollout_id: str, plan: ProbePlan, problems: list[Problem], sent: int = 0) -> None:
-        """Probe ``rollout_id`` from problem number ``sent`` on (a resumed rollout continues its count)."""
+        """Probe ``rollout_id`` from problem number ``sent`` on (a resumed rollout continues its count).
+
+        The problems go in an order shuffled by the rollout's id (the same after a restart): a benchmark
+        lists its problems by family or difficulty, and probes taken in that order would show the arms
+        one family at a time rather than a sample of the whole set.
+        """
         self.stop()
-        self._task = asyncio.create_task(self._loop(rollout_id, plan, problems, sent))
+        order = random.Random(rollout_id).sample(problems, len(problems))
+        self._task = asyncio.create_task(self._loop(rollout_id, plan, order, sent))
 
     def stop(self) -> None:
         if self._task is not None:
