@@ -12,15 +12,16 @@ then SmolLM2-135M on vLLM-CPU with MBPP-validation probes, one draft per probe):
         --probe mbpp:validation --max-rounds 1 --probe-concurrency 8 --runs 1 --aa 0
     .venv/bin/python -m benchmarks.serving.broken_canary --model smollm2-135m --engine vllm \
         --probe mbpp:validation --max-rounds 1 --probe-concurrency 8 --runs 0 --aa 1 --temperature 0 \
-        --suffix _aa_greedy
+        --max-duration 2400 --suffix _aa_greedy
 
 The champion is served by `coding-framework serve`; each run is `coding-framework deploy DIR --strategy
 canary --steps 50,100 --probe SRC --probe-rate R --on-inconclusive rollback --wait`, where DIR is a model
 directory of the champion's architecture with freshly initialised weights (seed = run number). While it
 runs, a client thread sends chat requests (no tests anywhere) and records which version answered. The A/A
 runs last (its promotion makes the copy the champion). Results:
-``benchmarks/results/broken_canary_<model>.json``: per run the verdict, its reason, the probe grades per arm
-(with unparseable, crashed, timed out and probe errors), the decisions and the chat answers per version.
+``benchmarks/results/broken_canary_<model><suffix>.json``: per run the verdict, its reason, the probe grades
+per arm (with unparseable, crashed, timed out and probe errors), the decisions and the chat answers per
+version.
 """
 
 from __future__ import annotations

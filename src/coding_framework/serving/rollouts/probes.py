@@ -4,9 +4,10 @@ path, so a rollout on chat-only traffic still has a verified-correctness signal.
 A probe set is a problem source as everywhere else (``problems.sources``): a benchmark (``synthetic``), a
 benchmark split (``mbpp:validation``, its file found under ``$CODING_FRAMEWORK_DATA_DIR`` as ``evaluate``
 finds it) or a problem-record JSONL on the server. While its rollout runs, ``rate_per_s`` times a
-second the next problem (in an order shuffled per rollout) goes to BOTH arms through the /v1/solve workflow (``Solver.solve_problem``: the
-clients' prompt format, the same Grader), and the two outcomes feed the rollout's tests as one probe
-pair (the paired stratum of every test; a version that failed to answer counts a probe error instead).
+second the next problem (in an order shuffled per rollout) goes to BOTH arms through the /v1/solve
+workflow (``Solver.solve_problem``: the clients' prompt format, the same Grader), and the two outcomes
+feed the rollout's tests as one probe pair (the paired stratum of every test; a version that failed to
+answer counts a probe error instead).
 Probes never touch the session assigner, so they cannot move sticky sessions or the sample-ratio check;
 they take no admission slot, and a tick finding ``probe_concurrency`` pairs still in flight is skipped, so
 probes never queue up behind clients.
