@@ -27,7 +27,7 @@ from coding_framework.serving.errors import APIError
 from coding_framework.serving.rollouts.api import ProbePlan
 from coding_framework.serving.rollouts.outcomes import Outcome
 
-__all__ = ["ProbeRunner", "load_probe_set"]
+__all__ = ["ProbeRunner", "load_probe_set", "probe_order"]
 
 log = get_logger(__name__)
 
@@ -45,6 +45,13 @@ def load_probe_set(source: str) -> list[Problem]:
     if not tested:
         raise ValueError(f"probe source {source!r} has no problem with tests")
     return tested
+
+
+def probe_order(rollout_id: str, problems: list[Problem]) -> list[Problem]:
+    """The order a rollout probes in: shuffled by its id, so the same after a restart. A benchmark lists
+    its problems by family or difficulty; probes taken in that order would show the arms one family at a
+    time rather than a sample of the whole set."""
+    return random.Random(rollout_id).sample(problems, len(problems))
 
 
 class Prober(Protocol):
@@ -69,14 +76,10 @@ class ProbeRunner:
         self._task: asyncio.Task[None] | None = None
 
     def start(self, rollout_id: str, plan: ProbePlan, problems: list[Problem], sent: int = 0) -> None:
-        """Probe ``rollout_id`` from problem number ``sent`` on (a resumed rollout continues its count).
-
-        The problems go in an order shuffled by the rollout's id (the same after a restart): a benchmark
-        lists its problems by family or difficulty, and probes taken in that order would show the arms
-        one family at a time rather than a sample of the whole set.
-        """
+        """Probe ``rollout_id`` from problem number ``sent`` of `probe_order` on (a resumed rollout
+        continues its count)."""
         self.stop()
-        order = random.Random(rollout_id).sample(problems, len(problems))
+        order = probe_order(rollout_id, problems)
         self._task = asyncio.create_task(self._loop(rollout_id, plan, order, sent))
 
     def stop(self) -> None:
