@@ -17,11 +17,11 @@ import httpx
 import pytest
 
 from benchmarks.fakes.models import tiny_model_dir
-from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.serving import ServingConfig
 from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.models.registry import TRACKING_ENV
+from coding_framework.problems.sources import load_source
 from coding_framework.serving import ServerThread
 from coding_framework.training.run.gate import GateResult
 from coding_framework.training.run.tracking import MLflowTracker
@@ -169,12 +169,16 @@ def _wait_for_running_rollout(url: str) -> None:
 @pytest.mark.slow
 def test_deploy_against_the_real_server() -> None:
     """The real server and local engine: a bad spec is a 400, a second rollout a 409, and an immediate
-    rollout of the embedded model's directory is promoted by graded /v1/solve traffic."""
-    policy = RolloutPolicy(min_graded=2, drain_s=0)
-    with ServerThread(ServingConfig(port=0, rollout=policy)) as server:
+    rollout of the embedded model's directory is promoted by graded /v1/solve traffic. The champion has no
+    graded history, so the candidate must pass something: a problem of a family the embedded model
+    solves greedily in two drafts."""
+    problem = {p.task_id: p for p in load_source("synthetic:heldout")}["synthetic/divisible_by/0907fef2be"]
+    config = ServingConfig.model_validate({"port": 0, "rollout": {"min_graded": 2, "drain_s": 0},
+                                           "solve": {"temperature": 0}})
+    with ServerThread(config) as server:
         _one_line_error(_cli("/no/such/model", "--server", server.url), "400")
-        solve = {"prompt": "Write a function add(a, b) that returns a + b.", "entry_point": "add",
-                 "tests": "assert add(1, 2) == 3\n", "max_rounds": 1}
+        solve = {"prompt": problem.prompt, "entry_point": problem.entry_point, "tests": problem.test_code,
+                 "max_rounds": 2}
         stop = threading.Event()
 
         def traffic() -> None:
