@@ -168,6 +168,7 @@ def main() -> None:
     config: dict[str, Any] = {
         "model": f"{prefix}{args.model}", "model_cache": str(work / "cache"),
         "mlflow_uri": f"sqlite:///{work / 'mlflow.db'}", "pool": {"request_timeout_s": 600},
+        "persist_state": False,  # else the port's state file would restore an earlier run's champion
         "rollout": {"drain_s": 1.0, "probe_concurrency": args.probe_concurrency},
         "solve": {"max_rounds": args.max_rounds, "temperature": args.temperature}}
     if args.engine == "vllm":
