@@ -62,10 +62,8 @@ class Answers:
         return self.rng.choices(self.failures, self.weights)[0]
 
 
-def _broken(kind: str, rng: random.Random) -> Outcome:
-    if kind == "random weights":
-        return Outcome.UNPARSEABLE
-    return Outcome.FAILED
+# What a broken candidate answers, whatever the problem.
+BROKEN = {"random weights": Outcome.UNPARSEABLE, "every answer fails": Outcome.FAILED}
 
 
 async def _rollout(uri: str, policy: RolloutPolicy, seed: int, p: float, concentration: float,
@@ -77,7 +75,7 @@ async def _rollout(uri: str, policy: RolloutPolicy, seed: int, p: float, concent
     for i in range(pairs):
         problem = rng.randrange(len(answers.q))
         champ = answers.answer(problem)
-        cand = answers.answer(problem) if candidate == "A/A" else _broken(candidate, rng)
+        cand = answers.answer(problem) if candidate == "A/A" else BROKEN[candidate]
         manager.observe_probe_pair(CHAMP, CAND, (champ, cand))
         for j in range(clients_per_pair):
             version = manager.route(f"s{seed}-{i}-{j}").version
