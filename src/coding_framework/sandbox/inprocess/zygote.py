@@ -219,6 +219,37 @@ def _read_report(fd: int, deadline: float) -> tuple[bytes, bool]:
     return data, False
 
 
+def parse_report(data: bytes) -> dict:
+    """The report in ``data``: what the task process's pipe held once it had exited.
+
+    One whole frame holding an object is the report. More bytes than one frame mean the task wrote on the
+    pipe itself (a forged frame, a thread's or a child's bytes): that is a protocol error, whichever frame
+    came first, so the verdict never depends on how the pipe's bytes were split between reads. Anything else
+    is no report ({}: the task counts as one that died before reporting).
+    """
+    if len(data) < 4:
+        return {}
+    size = struct.unpack(">I", data[:4])[0]
+    if len(data) > 4 + size:
+        extra = len(data) - 4 - size
+        return {"harness_error": ["ProtocolError", f"{extra} bytes beyond one report on the report pipe"]}
+    try:
+        report = json.loads(data[4:])
+    except ValueError:
+        return {}
+    return report if isinstance(report, dict) else {}
+
+
+def _drain(fd: int) -> bytes:
+    """What is left in the pipe now, without waiting (processes the task left may hold it open)."""
+    os.set_blocking(fd, False)
+    data = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, 1 << 16):
+            data += chunk
+    return data
+
+
 def _wait(pid: int, deadline: float) -> int | None:
     """The child's wait status, or None if it is still running at the deadline."""
     while True:
@@ -279,18 +310,15 @@ def run_task(task: dict, protocol_fds: tuple[int, int], keep_in_tmp: set[str]) -
     os.close(write_fd)
     deadline = started + task["timeout_s"] + 1.0  # the official harness joins its process after timeout + 1
     data, timed_out = _read_report(read_fd, deadline)
-    os.close(read_fd)
     status = None if timed_out else _wait(pid, deadline)
     timed_out = timed_out or status is None
+    if not timed_out:
+        data += _drain(read_fd)  # the task has exited: all it wrote is in the pipe
+    os.close(read_fd)
     duration = time.monotonic() - started
     _end_everything_else()
     _empty("/tmp", keep_in_tmp)
-    try:
-        report = json.loads(data[4:]) if len(data) > 4 else {}
-    except ValueError:
-        report = {}
-    if not isinstance(report, dict):
-        report = {}
+    report = parse_report(data)
     if status is not None and os.WIFSIGNALED(status):
         report["signal"] = signal.Signals(os.WTERMSIG(status)).name
     elif status is not None and not report:
