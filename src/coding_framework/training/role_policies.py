@@ -11,6 +11,8 @@ one update over all rows and every method does what the trainer did before adapt
 from __future__ import annotations
 
 import contextlib
+import time
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,10 +76,13 @@ class RolePolicies:
     def step(self, spec: AlgorithmSpec, rows: Sequence[Trajectory], pad_id: int, step: int,
              behaviour: PolicySnapshot | None = None) -> dict[str, float]:
         """Each update's gradient steps on its rows. `full` mode's metrics keep their names; an adapter's
-        are prefixed with ``<adapter>/``. ``behaviour``: the weights that sampled ``rows`` when they are
-        not the current ones; the trainer's logprobs under them measure and correct the mismatch
-        (``offpolicy``)."""
+        are prefixed with ``<adapter>/``, but for ``seconds/*``, summed over the updates. ``behaviour``: the
+        weights that sampled ``rows`` when they are not the current ones; the trainer's logprobs under
+        them measure and correct the mismatch (``offpolicy``). Sampled by the current weights and updated
+        on-policy, the update measures the mismatch in its own gradient pass instead of a forward of its
+        own (``PolicyUpdate.measures_mismatch_in_its_pass``)."""
         metrics: dict[str, float] = {}
+        seconds: dict[str, float] = defaultdict(float)  # summed over the updates
         for name, own in self.split(rows).items():
             keep = rows_for_update(spec, [t.reward for t in own], [t.group_id for t in own])
             prefix = f"{name}/" if name else ""
@@ -85,14 +90,22 @@ class RolePolicies:
             if not keep:
                 continue
             batch = TrajectoryBatch.from_trajectories([own[i] for i in keep], pad_id)
+            update = self.updates[name]
+            in_its_pass = behaviour is None and update.measures_mismatch_in_its_pass
             with self._selected(name):
-                with self.weights_of(behaviour):
-                    sampled_by = self.updates[name].logprobs(batch)
-                found = self.updates[name].step(batch, step, behaviour=sampled_by)
+                started = time.perf_counter()
+                sampled_by = None
+                if not in_its_pass:
+                    with self.weights_of(behaviour):
+                        sampled_by = update.logprobs(batch)
+                seconds["behaviour_forward"] += time.perf_counter() - started
+                found = update.step(batch, step, behaviour=sampled_by, measure_mismatch=in_its_pass)
+            for key in [k for k in found if k.startswith("seconds/")]:
+                seconds[key.removeprefix("seconds/")] += found.pop(key)
             metrics.update({f"{prefix}{k}": v for k, v in found.items()})
         if self.adapters is not None:
             metrics.update(_across_updates(metrics, self.adapters.names))
-        return metrics
+        return {**metrics, **{f"seconds/{k}": v for k, v in seconds.items()}}
 
     def _selected(self, name: str) -> contextlib.AbstractContextManager[None]:
         return self.adapters.using(name) if self.adapters is not None else contextlib.nullcontext()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -123,6 +124,10 @@ class PolicyUpdate:
         self.reference = cast(PreTrainedModel, ReferencePolicy(model).model) if keep_reference else None
         self.controller = make_controller(kl)
         self.monitor = KLMonitor.from_config(kl)
+        # One step's bookkeeping: the gradient pass's own logprobs (``measure_mismatch``) and phase times.
+        self._seen: torch.Tensor | None = None
+        self._seen_rows = torch.zeros(0, dtype=torch.bool)
+        self._timing: dict[str, float] = defaultdict(float)
 
     # -- before the gradient steps -----------------------------------------------------------------------
 
@@ -176,16 +181,36 @@ class PolicyUpdate:
         with self._autocast():
             return self._forward_all(batch, self.model)
 
-    def step(self, batch: TrajectoryBatch, step: int,
-             behaviour: torch.Tensor | None = None) -> dict[str, float]:
+    @property
+    def measures_mismatch_in_its_pass(self) -> bool:
+        """Whether ``step(..., measure_mismatch=True)`` can take the trainer's logprobs of the sampling
+        weights from its own gradient pass: one epoch of one minibatch (no row is scored after an optimizer
+        step) and no correction (those logprobs would be an input of the loss, not only a measurement)."""
+        a = self.algo
+        return a.epochs == 1 and a.minibatches == 1 and a.off_policy_correction == "none"
+
+    def step(self, batch: TrajectoryBatch, step: int, behaviour: torch.Tensor | None = None,
+             measure_mismatch: bool = False) -> dict[str, float]:
         """``epochs`` passes over ``batch`` in ``minibatches`` optimizer steps each; the step's metrics.
 
         ``behaviour``: (B, R) the trainer's logprobs under the policy version that sampled the batch
         (``logprobs`` with those weights): the mismatch to the recorded ones is measured and, with
-        ``algo.off_policy_correction``, corrected (``offpolicy``).
+        ``algo.off_policy_correction``, corrected (``offpolicy``). ``measure_mismatch`` (the current weights
+        sampled the batch, and ``measures_mismatch_in_its_pass``): the same mismatch metrics from the
+        gradient pass's own logprobs, over the rows it scores, without a separate forward pass.
+
+        Micro-batches whose every advantage is exactly 0 are skipped when nothing else in the loss can move
+        the weights (no entropy bonus, KL loss or critic): their gradient is exactly 0, so the weights come
+        out bit for bit as if they had run. The ``losses/*`` metrics are then over the micro-batches that
+        ran (``charts/rows_skipped`` counts the others).
         """
+        started = time.perf_counter()
         batch = _on(batch, self.device)
         prepared, metrics = self.prepare(batch)
+        metrics["seconds/prepare"] = time.perf_counter() - started
+        self._seen = torch.zeros_like(batch.old_logprobs) if measure_mismatch else None
+        self._seen_rows = torch.zeros(len(batch), dtype=torch.bool)
+        self._timing = defaultdict(float)
         if behaviour is not None:
             behaviour = behaviour.to(self.device)
             metrics.update(mismatch_metrics(batch.old_logprobs, behaviour, batch.response_mask))
@@ -202,6 +227,11 @@ class PolicyUpdate:
                 for k, v in self._minibatch(batch, prepared, mini).items():
                     sums[k].append(v)
         metrics.update({k: sum(v) / len(v) for k, v in sums.items()})
+        metrics["charts/rows_skipped"] = self._timing.pop("rows_skipped", 0.0)
+        metrics.update({f"seconds/{k}": v for k, v in self._timing.items()})
+        if self._seen is not None:
+            scored = batch.response_mask * self._seen_rows.to(self.device).unsqueeze(-1)
+            metrics.update(mismatch_metrics(batch.old_logprobs, self._seen, scored))
         metrics["charts/lr"] = float(self.scheduler.get_last_lr()[0])
         metrics["kl/coef"] = float(self.controller.value)
         return metrics
@@ -212,14 +242,26 @@ class PolicyUpdate:
             self.critic_optimizer.zero_grad(set_to_none=True)
         mini_mask = batch.response_mask[rows]
         sums: dict[str, float] = defaultdict(float)
+        ran = 0.0
         rows = sorted(rows, key=lambda i: int(batch.prompt_index[i]))  # a group's rows share one prompt pass
+        started = time.perf_counter()
         for micro in _chunks(rows, self.optim.micro_batch_size):
+            if self._gradient_free(prepared, micro):
+                self._timing["rows_skipped"] += len(micro)
+                continue
             sub = batch.select(micro)
             weight = _micro_weight(self.spec.loss_agg_mode, sub.response_mask, mini_mask)
             loss, m = self._loss(sub, prepared, micro)
             (loss * weight).backward()
+            ran += weight
             for k, v in m.items():
                 sums[k] += v * weight
+        sums = defaultdict(float, {k: v / ran for k, v in sums.items()}) if ran else sums
+        if not ran:  # the optimizer still steps (moments decay, weights decay), as on zero gradients
+            for p in self.params:
+                p.grad = torch.zeros_like(p)
+        self._timing["forward_backward"] += time.perf_counter() - started
+        started = time.perf_counter()
         if self.optim.grad_clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(self.params, self.optim.grad_clip)
         else:
@@ -230,8 +272,15 @@ class PolicyUpdate:
         self.scheduler.step()
         if self.critic_optimizer is not None:
             self.critic_optimizer.step()
+        self._timing["optimizer"] += time.perf_counter() - started
         sums["charts/grad_norm"] = float(norm)
         return dict(sums)
+
+    def _gradient_free(self, prepared: Prepared, rows: list[int]) -> bool:
+        """Whether these rows' loss has an exactly-zero gradient: every advantage 0 and no other term."""
+        if self.algo.entropy_coef or self.critic is not None or self.kl.mode == "loss":
+            return False
+        return not bool(prepared.advantages[rows].any())
 
     def _loss(
         self, sub: TrajectoryBatch, prepared: Prepared, rows: list[int]
@@ -241,6 +290,9 @@ class PolicyUpdate:
         with self._autocast(), self._checkpointing():
             scored = score(self.model, sub, entropy=True, checkpointed=self.optim.gradient_checkpointing)
         assert scored.entropy is not None  # asked for
+        if self._seen is not None:
+            self._seen[rows, :width] = scored.logprobs.detach()
+            self._seen_rows[rows] = True
         adv = _trim(prepared.advantages, rows, width)
         weights = None if prepared.is_weights is None else _trim(prepared.is_weights, rows, width)
         loss, metrics = policy_loss(self.spec, sub.old_logprobs, scored.logprobs, adv, mask, weights)
