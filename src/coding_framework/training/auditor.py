@@ -71,7 +71,9 @@ def teacher_forced_logprobs(model: torch.nn.Module, ids: Sequence[int], start: i
     """fp32 ``log p(ids[t] | ids[:t])`` for t in [start, len(ids)), from one unpadded forward pass."""
     device = next(model.parameters()).device
     x = torch.tensor([list(ids)], device=device)  # (1, T)
-    logits = model(input_ids=x).logits[0, start - 1 : -1].float()  # (T - start, V)
+    # The LM head on the positions that predict ids[start:] only: prompts are most of a row's tokens.
+    keep = x.shape[1] - start + 1
+    logits = model(input_ids=x, logits_to_keep=keep).logits[0, :-1].float()  # (T - start, V)
     return torch.log_softmax(logits, dim=-1).gather(-1, x[0, start:].unsqueeze(-1)).squeeze(-1).cpu()
 
 

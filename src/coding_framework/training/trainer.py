@@ -218,9 +218,11 @@ class Trainer:
         batch = self.source.take(step)
         rollout, metrics, produced = batch.rollout, batch.metrics, batch.produced
         rollout_s = time.perf_counter() - start
+        audit_start = time.perf_counter()
         if cfg.audit.every and step % cfg.audit.every == 0:
             with self.policies.weights_of(batch.behaviour):  # audit against the weights that sampled
                 metrics.update(self._audit(batch.rows))
+        audit_s = time.perf_counter() - audit_start
         update_start = time.perf_counter()
         if self.engine.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.engine.device)
@@ -233,6 +235,7 @@ class Trainer:
                 "charts/temperature": produced.job.temperature,
                 "seconds/rollout": rollout_s,
                 "seconds/update": update_s,
+                "seconds/audit": audit_s,
                 "seconds/generate": rollout.seconds["generate"],
                 "seconds/reward": rollout.seconds["reward"],
                 "seconds/sync": sync_s,
@@ -317,12 +320,18 @@ class Trainer:
                 metrics = self._one_step(grader)
                 self.step += 1
                 self.history.append(StepRecord(step=self.step, metrics=metrics))
+                logged = time.perf_counter()
                 trackers.log_metrics(metrics, step=self.step)
                 bar.update(task, completed=self.step, info=step_info(metrics))
+                saved = time.perf_counter()
                 if "kl/ref" in metrics and self.updater.monitor.update(metrics["kl/ref"], self.step):
                     early_stop = self.updater.monitor.reason
                 if self.step % cfg.checkpoint.every == 0 or self.step == cfg.steps or early_stop:
                     self._save(trackers)
+                # After the tracker has the step: these two reach the run's history (results.json) only.
+                after = {"seconds/log": saved - logged, "seconds/checkpoint": time.perf_counter() - saved}
+                metrics.update(after)
+                self.history[-1].metrics.update(after)
                 if self.on_step is not None:
                     self.on_step(self.step, metrics)
         return self._finish(grader, trackers, start, early_stop)
