@@ -22,3 +22,12 @@ def _budget(config: VLLMServerConfig) -> int:
 ])
 def test_step_budget_takes_every_prompt_whole_unless_set(settings: dict[str, int], budget: int) -> None:
     assert _budget(VLLMServerConfig(port=8000, **settings)) == budget
+
+
+def test_cpu_threads_bind_that_many_cpus_and_reserve_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
+    monkeypatch.delenv("VLLM_CPU_NUM_OF_RESERVED_CPU", raising=False)
+    default = VLLMServer(Path("model"), VLLMServerConfig(port=8000)).environment()
+    assert "VLLM_CPU_OMP_THREADS_BIND" not in default and "VLLM_CPU_NUM_OF_RESERVED_CPU" not in default
+    env = VLLMServer(Path("model"), VLLMServerConfig(port=8000, cpu_threads=2)).environment()
+    assert (env["VLLM_CPU_OMP_THREADS_BIND"], env["VLLM_CPU_NUM_OF_RESERVED_CPU"]) == ("0-1", "0")

@@ -156,6 +156,11 @@ class VLLMRolloutConfig(StrictModel):
     max_model_len: int = Field(2048, ge=64)
 
     kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
+    cpu_threads: int | None = Field(
+        None, ge=1, description="vLLM-CPU's compute threads on CPUs 0..N-1, none reserved; null: vLLM's "
+        "default (one CPU kept for its serving loop). At max_staleness 0 the trainer never computes while "
+        "the server decodes, so both can take every core."
+    )
 
 
 class RolloutConfig(StrictModel):

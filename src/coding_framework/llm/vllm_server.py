@@ -49,6 +49,13 @@ class VLLMServerConfig(StrictModel):
     )
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("bfloat16", description="Weight dtype.")
     kv_cache_gib: int = Field(1, ge=1, description="CPU KV-cache size (VLLM_CPU_KVCACHE_SPACE), GiB.")
+    cpu_threads: int | None = Field(
+        None, ge=1, description="vLLM-CPU's compute threads, bound to CPUs 0..N-1 with none reserved "
+        "(VLLM_CPU_OMP_THREADS_BIND, VLLM_CPU_NUM_OF_RESERVED_CPU=0). null: vLLM's default, which keeps "
+        "one CPU for its own serving loop (on 2 cores, one compute thread). All cores pay when nothing else "
+        "computes while it decodes, as a training run at max_staleness 0 (benchmarks/results/"
+        "vllm_cpu_threads.json)."
+    )
     enforce_eager: bool = Field(
         True, description="Skip torch.compile warmup: about 40 s faster to start on CPU."
     )
@@ -159,7 +166,14 @@ class VLLMServer:
             "VLLM_NO_USAGE_STATS": "1",
             "DO_NOT_TRACK": "1",
             **({"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"} if self.config.runtime_loras else {}),
+            **self._thread_environment(),
         }
+
+    def _thread_environment(self) -> dict[str, str]:
+        n = self.config.cpu_threads
+        if n is None:
+            return {}
+        return {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_CPU_OMP_THREADS_BIND": f"0-{n - 1}"}
 
     def start(self) -> Self:
         """Launch the server and block until ``/health`` answers; raises ``EngineError`` with the log tail."""

@@ -73,7 +73,8 @@ class VLLMRolloutEngine:
             settings: dict[str, Any] = {
                 "served_model_name": "base", "dtype": rollout.vllm.dtype,
                 "max_num_seqs": rollout.vllm.max_num_seqs, "max_model_len": rollout.vllm.max_model_len,
-                "kv_cache_gib": rollout.vllm.kv_cache_gib, "max_lora_rank": self.policies.rank,
+                "kv_cache_gib": rollout.vllm.kv_cache_gib, "cpu_threads": rollout.vllm.cpu_threads,
+                "max_lora_rank": self.policies.rank,
                 # every version a batch in flight may ask for, of every adapter, plus the one loading
                 "runtime_loras": (rollout.max_staleness + 2) * len(adapters.names),
             }
