@@ -5,8 +5,8 @@ Reproduce (from the repo root; about 3 minutes on 2 cores):
 
     .venv/bin/python -m benchmarks.training.cpu_bf16_update
 
-The batch: 4 HumanEval prompts in the model's chat template, 6 responses each (other problems' canonical
-solutions, at most 160 tokens; rewards 1, 0, 0, 1, 0, 0 in each group, so every row carries gradient), the
+The batch: 4 HumanEval prompts in the model's chat template, 6 responses each (other problems' reference
+programs, at most 160 tokens; rewards 1, 0, 0, 1, 0, 0 in each group, so every row carries gradient), the
 recorded logprobs the fp32 trainer's own. Each precision starts from the same weights and adapter and runs
 ``--repeats`` updates (GRPO, one epoch, micro-batches of 8, as `smollm2_lora`); seconds is the fastest. fp32
 is the anchor. Drift: the update's mismatch metrics against the recorded fp32 logprobs (in fp32 they are
@@ -54,7 +54,7 @@ def _rows(tokenizer: Any) -> list[Trajectory]:
         prompt = list(tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
                                                     return_dict=False))
         for i in range(6):
-            text = problems[10 + 6 * g + i].canonical_solution
+            text = problems[10 + 6 * g + i].solutions[0]
             ids = tokenizer(text, add_special_tokens=False)["input_ids"][:160]
             span = CallSpan(turn=0, start=0, length=len(ids), text="", stop_reason="length",
                             policy_version="0")
@@ -107,7 +107,8 @@ def main() -> None:
     with LoadMonitor() as load:
         rows = _rows(tokenizer)
         recorder, _ = _update("fp32")
-        batch = TrajectoryBatch.from_trajectories(rows, tokenizer.pad_token_id)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        batch = TrajectoryBatch.from_trajectories(rows, pad)
         batch.old_logprobs = recorder.logprobs(batch)
         arms = {p: run(p, batch, args.repeats) for p in ("fp32", "bf16")}
     fp32_change = float(arms["fp32"]["delta"].abs().max())

