@@ -242,12 +242,13 @@ class PolicyUpdate:
             self.critic_optimizer.zero_grad(set_to_none=True)
         mini_mask = batch.response_mask[rows]
         sums: dict[str, float] = defaultdict(float)
-        ran = 0.0
+        ran, skipped = 0.0, False
         rows = sorted(rows, key=lambda i: int(batch.prompt_index[i]))  # a group's rows share one prompt pass
         started = time.perf_counter()
         for micro in _chunks(rows, self.optim.micro_batch_size):
             if self._gradient_free(prepared, micro):
                 self._timing["rows_skipped"] += len(micro)
+                skipped = True
                 continue
             sub = batch.select(micro)
             weight = _micro_weight(self.spec.loss_agg_mode, sub.response_mask, mini_mask)
@@ -256,7 +257,8 @@ class PolicyUpdate:
             ran += weight
             for k, v in m.items():
                 sums[k] += v * weight
-        sums = defaultdict(float, {k: v / ran for k, v in sums.items()}) if ran else sums
+        if skipped and ran:  # the metrics of the micro-batches that ran, weighted as if they were all
+            sums = defaultdict(float, {k: v / ran for k, v in sums.items()})
         if not ran:  # the optimizer still steps (moments decay, weights decay), as on zero gradients
             for p in self.params:
                 p.grad = torch.zeros_like(p)
