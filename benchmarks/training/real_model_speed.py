@@ -43,6 +43,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import psutil
 import yaml
@@ -159,24 +160,10 @@ def _vllm_settings(arm: str, in_flight: int, work: Path) -> tuple[dict[str, Any]
     return settings, None
 
 
-@contextmanager
-def _environment(extra: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in extra}
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def rollout_arm(arm: str, prompts: Sequence[Sequence[int]], max_new_tokens: int, repeats: int,
                 work: Path) -> dict[str, Any]:
     own_ops = VLLM_OWN_LORA_OPS if arm == "vllm-fp32-lora-vllm-ops" else {}
-    with PeakRSS() as memory, _environment(own_ops):
+    with PeakRSS() as memory, mock.patch.dict(os.environ, own_ops):
         start = time.perf_counter()
         if arm == "hf-generate":
             config = LLMConfig.from_spec(MODEL).model_copy(update={"max_batch_size": len(prompts)})

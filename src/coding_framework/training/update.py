@@ -128,6 +128,7 @@ class PolicyUpdate:
         self._seen: torch.Tensor | None = None
         self._seen_rows = torch.zeros(0, dtype=torch.bool)
         self._timing: dict[str, float] = defaultdict(float)
+        self._rows_skipped = 0
 
     # -- before the gradient steps -----------------------------------------------------------------------
 
@@ -210,7 +211,7 @@ class PolicyUpdate:
         metrics["seconds/prepare"] = time.perf_counter() - started
         self._seen = torch.zeros_like(batch.old_logprobs) if measure_mismatch else None
         self._seen_rows = torch.zeros(len(batch), dtype=torch.bool)
-        self._timing = defaultdict(float)
+        self._timing, self._rows_skipped = defaultdict(float), 0
         if behaviour is not None:
             behaviour = behaviour.to(self.device)
             metrics.update(mismatch_metrics(batch.old_logprobs, behaviour, batch.response_mask))
@@ -227,7 +228,7 @@ class PolicyUpdate:
                 for k, v in self._minibatch(batch, prepared, mini).items():
                     sums[k].append(v)
         metrics.update({k: sum(v) / len(v) for k, v in sums.items()})
-        metrics["charts/rows_skipped"] = self._timing.pop("rows_skipped", 0.0)
+        metrics["charts/rows_skipped"] = float(self._rows_skipped)
         metrics.update({f"seconds/{k}": v for k, v in self._timing.items()})
         if self._seen is not None:
             scored = batch.response_mask * self._seen_rows.to(self.device).unsqueeze(-1)
@@ -247,7 +248,7 @@ class PolicyUpdate:
         started = time.perf_counter()
         for micro in _chunks(rows, self.optim.micro_batch_size):
             if self._gradient_free(prepared, micro):
-                self._timing["rows_skipped"] += len(micro)
+                self._rows_skipped += len(micro)
                 skipped = True
                 continue
             sub = batch.select(micro)
