@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
+from coding_framework.testing.chat import ScriptedChatModel, fenced
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.grading import Grader
-from coding_framework.llm.base import EngineError
+from coding_framework.llm.base import EngineError, RequestFailed
 from coding_framework.problems import Problem, builtin_problems
 from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete, SolveResult
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.grader import InProcessGrader
 
 ADD = Problem(
     task_id="t/add",
@@ -136,6 +136,31 @@ def test_evaluate_that_fails_midway_keeps_the_graded_episodes_that_ended() -> No
     assert report.problems == 1 and report.pass_at_k == {"pass@1": 1.0}
 
 
+def test_a_request_that_fails_alone_fails_its_sample_and_the_rest_go_on() -> None:
+    def respond(messages):
+        if "sub(" in messages[1].content:
+            raise RequestFailed("vLLM did not answer POST /chat/completions within 0.2 s")
+        return fenced("def add(a, b):\n    return a + b")
+
+    sup = CodingSupervisor(_config(max_rounds=1), chat_model=ScriptedChatModel(respond=respond),
+                           grader=InProcessGrader())
+    report = sup.evaluate([ADD, SUB], n_samples=2, ks=(1,), progress=False)
+    assert report.request_failures == 2 and report.pass_at_k == {"pass@1": 0.5}
+    assert [(s["task_id"], s["stop_reason"], s["extracted"]) for s in report.samples] == [
+        ("t/add", "passed", True), ("t/add", "passed", True),
+        ("t/sub", "request_failed", False), ("t/sub", "request_failed", False),
+    ]
+    assert report.extracted_share == 0.5 and report.truncated_share == 0.0
+
+    def always(messages):
+        raise RequestFailed("rejected POST /chat/completions (400): maximum context length")
+
+    sup = CodingSupervisor(_config(max_rounds=1), chat_model=ScriptedChatModel(respond=always),
+                           grader=InProcessGrader())
+    with pytest.raises(EngineError, match=r"every model request failed, e\.g\.: rejected"):
+        sup.evaluate([ADD], progress=False)
+
+
 def test_evaluate_validates_its_arguments() -> None:
     sup = CodingSupervisor(_config(), chat_model=ScriptedChatModel(), grader=InProcessGrader())
     with pytest.raises(ValueError, match="n_samples"):
@@ -167,7 +192,7 @@ def test_evaluate_a_named_benchmark_with_the_real_grader() -> None:
 def test_train_agents_takes_the_verl_route_and_solve_uses_its_model(tmp_path, monkeypatch) -> None:
     """``backend="verl"`` hands the config and the device's verl settings to ``run_verl`` (its real run is
     tests/training/verl/test_cpu_train.py); ``solve`` then runs the final model it returned."""
-    from benchmarks.fakes.models import tiny_model_dir
+    from coding_framework.testing.models import tiny_model_dir
     from coding_framework.config.training import TrainingConfig
     from coding_framework.training.run.results import TrainingResults
     from coding_framework.training.verl import run as verl_run

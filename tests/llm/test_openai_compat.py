@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.llm.base import EngineError, SamplingParams, TokenEngine
+from coding_framework.llm.base import EngineError, RequestFailed, SamplingParams, TokenEngine
 from coding_framework.llm.openai_compat import (
     OpenAICompatibleEngine,
     map_stop_reason,
@@ -207,9 +207,16 @@ def test_wrong_model_lists_the_served_ones(server: tuple[str, FakeVLLM]) -> None
 def test_timeout_fails_fast_without_retrying(server: tuple[str, FakeVLLM]) -> None:
     server[1].delay_s = 2.0
     eng = OpenAICompatibleEngine(server[0], "tiny", FakeTokenizer(), timeout_s=0.2, max_retries=3)
-    with eng, pytest.raises(EngineError, match=r"did not answer POST /completions within 0.2 s"):
+    with eng, pytest.raises(RequestFailed, match=r"did not answer POST /completions within 0.2 s"):
         eng.generate([14], GREEDY)
     assert len(server[1].requests) == 1
+
+
+def test_a_prompt_past_the_context_fails_that_request_alone(engine, server: tuple[str, FakeVLLM]) -> None:
+    server[1].max_model_len = 3
+    with pytest.raises(RequestFailed, match=r"rejected POST /completions \(400\): .*maximum context length"):
+        engine.generate([14, 15, 16, 17], GREEDY)
+    assert engine.generate([14], GREEDY).token_ids == SCRIPT  # the engine goes on
 
 
 def test_empty_prompt_is_rejected(engine: OpenAICompatibleEngine) -> None:

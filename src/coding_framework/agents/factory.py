@@ -36,10 +36,16 @@ class EngineCache:
     their weights are not hashed again). ``close`` closes the engines it built (a vLLM server one started
     stops with it)."""
 
-    def __init__(self, vllm: dict[str, Any] | None = None, resolved: Sequence[ResolvedModel] = ()) -> None:
+    def __init__(
+        self,
+        vllm: dict[str, Any] | None = None,
+        resolved: Sequence[ResolvedModel] = (),
+        timeout_s: float = 120.0,
+    ) -> None:
         self._engines: dict[str, TokenEngine] = {}
         self._built: list[TokenEngine] = []
         self._vllm = dict(vllm or {})
+        self._timeout_s = timeout_s
         self._resolved = {str(model.ref): model for model in resolved}
 
     def add(self, spec: ModelRef, engine: TokenEngine) -> None:
@@ -48,7 +54,7 @@ class EngineCache:
     def get(self, spec: ModelRef) -> TokenEngine:
         key = str(spec)
         if key not in self._engines:
-            config = LLMConfig.from_spec(spec, vllm=self._vllm)
+            config = LLMConfig.from_spec(spec, vllm=self._vllm, timeout_s=self._timeout_s)
             self._engines[key] = build_engine(config, self._resolved.get(key))
             self._built.append(self._engines[key])
         return self._engines[key]
@@ -86,7 +92,7 @@ def build_agents(
     no ``reviewer_model``) calls the Generator's engine token-in/token-out, so its reviews are recorded.
     """
     gen_spec = config.generator_model()
-    engines = engines if engines is not None else EngineCache(config.vllm)
+    engines = engines if engines is not None else EngineCache(config.vllm, timeout_s=config.timeout_s)
     if engine is not None:
         engines.add(gen_spec, engine)
     if mode == "training":

@@ -117,6 +117,15 @@ def evaluate(
             "the agents config's).",
         ),
     ] = None,
+    request_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="With --model: seconds one model request may take (agents timeout_s, default 120); a "
+            "request past it, or one the server rejects alone (a prompt past its context), fails that "
+            "sample only (stop_reason request_failed, counted as request_failures).",
+        ),
+    ] = None,
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -134,7 +143,7 @@ def evaluate(
         ref = model_flag(model)
         resolved = None if ref.is_endpoint else resolved_or_fail(ref)
         _generate_and_grade(benchmark, ref, resolved, n_samples, limit, data, results, sandbox, seed,
-                            agents_config, prompt, max_rounds, temperature, concurrency)
+                            agents_config, prompt, max_rounds, temperature, concurrency, request_timeout)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -187,6 +196,7 @@ def _generate_and_grade(
     max_rounds: int | None,
     temperature: float | None,
     concurrency: int | None,
+    request_timeout: float | None = None,
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
@@ -204,6 +214,8 @@ def _generate_and_grade(
         config = workflow_config(agents_config, model=model, max_rounds=max_rounds)
         if temperature is not None:
             config.agents.generator.sampling.temperature = temperature
+        if request_timeout is not None:
+            config.agents.timeout_s = request_timeout
         if concurrency is not None:
             config.graph.concurrency = concurrency
             config.agents.vllm.setdefault("max_num_seqs", concurrency)  # a vLLM engine decodes them together
@@ -225,5 +237,8 @@ def _generate_and_grade(
             "problems": report.problems,
             "n_samples": report.n_samples,
             "mean_rounds": report.mean_rounds,
+            "extracted_share": report.extracted_share,
+            "truncated_share": report.truncated_share,
+            "request_failures": report.request_failures,
         }
     )

@@ -77,6 +77,10 @@ class AgentsConfig(StrictModel):
         description="For a `vllm:` model these agents start: fields of `llm.vllm_server.VLLMServerConfig` "
         "(max_num_seqs, dtype, ...).",
     )
+    timeout_s: float = Field(
+        120.0, gt=0, description="Seconds one request to a vLLM server or endpoint may take; in an "
+        "evaluation a request past it fails its own sample (status `request_failed`), not the run.",
+    )
 
     def generator_model(self) -> ModelRef:
         return self.generator.model or self.model

@@ -101,7 +101,8 @@ def make_nodes(agents: Agents, config: GraphConfig) -> dict[str, Node]:
             "code": draft.code,
             "round": n,
             "tokens_used": draft.tokens,
-            "rounds": [{"round": n, "answer": draft.text, "code": draft.code}],
+            "rounds": [{"round": n, "answer": draft.text, "code": draft.code,
+                        "completion_tokens": draft.completion_tokens}],
         }
         if not state.get("problem"):
             update["problem"] = problem.model_dump()

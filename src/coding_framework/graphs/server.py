@@ -31,7 +31,7 @@ def _shared() -> tuple[WorkflowConfig, Grader, EngineCache]:
     config = WorkflowConfig()
     if os.environ.get(MODEL_ENV):
         config.agents.model = parse_model_ref(os.environ[MODEL_ENV])
-    return config, Grader(config.sandbox), EngineCache(config.agents.vllm)
+    return config, Grader(config.sandbox), EngineCache(config.agents.vllm, timeout_s=config.agents.timeout_s)
 
 
 def _build(kind: str) -> CompiledStateGraph:

@@ -5,7 +5,14 @@ Importing this package does not import torch: the in-process engine lives in
 ``coding_framework.llm.openai_compat``; ``build_engine`` picks one from an ``LLMConfig`` or spec string.
 """
 
-from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams, TokenEngine
+from coding_framework.llm.base import (
+    EngineError,
+    FinishReason,
+    Generation,
+    RequestFailed,
+    SamplingParams,
+    TokenEngine,
+)
 from coding_framework.llm.chat_model import EngineChatModel
 from coding_framework.llm.factory import build_chat_model, build_engine
 from coding_framework.llm.session import CallRecord, TemplateError, TokenSession
@@ -16,6 +23,7 @@ __all__ = [
     "EngineError",
     "FinishReason",
     "Generation",
+    "RequestFailed",
     "SamplingParams",
     "TemplateError",
     "TokenEngine",

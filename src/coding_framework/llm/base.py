@@ -54,6 +54,12 @@ class EngineError(RuntimeError):
     """An engine is unreachable, misconfigured or returned something unusable; the message says which."""
 
 
+class RequestFailed(EngineError):
+    """One request failed while the engine itself is fine: it timed out, or the server rejected that
+    request alone (a prompt longer than its context). An evaluation records the sample as failed and
+    goes on; an unreachable or misconfigured engine still raises plain ``EngineError``."""
+
+
 @runtime_checkable
 class TokenEngine(Protocol):
     """Generates from token ids. ``tokenizer`` is a Hugging Face tokenizer with a chat template."""

@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from coding_framework.llm.base import EngineError, FinishReason, Generation, SamplingParams
+from coding_framework.llm.base import EngineError, FinishReason, Generation, RequestFailed, SamplingParams
 from coding_framework.llm.server_tokenizer import ServerTokenizer
 from coding_framework.logs import get_logger
 
@@ -37,6 +37,8 @@ T = TypeVar("T")
 Message = dict[str, str]
 
 _RETRY_STATUS = frozenset({500, 502, 503, 504})
+# what the server says about one request alone, e.g. vLLM's 400 for a prompt longer than its context
+_ONE_REQUEST_STATUS = frozenset({400, 413, 422})
 _SEED_SPACE = 2**62
 # vLLM added `return_token_ids` to its OpenAI endpoints in 0.10.2; older servers ignore the field.
 _NO_TOKEN_IDS = (
@@ -394,8 +396,8 @@ class OpenAICompatibleEngine:
             await asyncio.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _timed_out(self, method: str, path: str) -> EngineError:
-        return EngineError(
+    def _timed_out(self, method: str, path: str) -> RequestFailed:
+        return RequestFailed(
             f"vLLM at {self.server_url} did not answer {method} {path} within {self.timeout_s} s; "
             "raise timeout_s, ask for fewer tokens, or check the server's load"
         )
@@ -436,6 +438,8 @@ class OpenAICompatibleEngine:
             return EngineError(
                 f"{where} failed {method} {path} with {status} after {attempts} attempts: {message}"
             )
+        if status in _ONE_REQUEST_STATUS:
+            return RequestFailed(f"{where} rejected {method} {path} ({status}): {message}")
         return EngineError(f"{where} rejected {method} {path} ({status}): {message}")
 
     # -- event loop plumbing ---------------------------------------------------------------------------
