@@ -1,6 +1,8 @@
 """Every result a benchmark files under benchmarks/results goes through ``write_result``, so it records the
 command, CPU, load, model sha256 and package versions; a hand-rolled JSON writer to a results path fails
-here (read statically: no benchmark runs)."""
+here (read statically: no benchmark runs). A result filed before that record was complete is marked history
+and listed, with what its record lacks, in benchmarks/results_history.yaml; a file marked but not listed
+fails, so history is a recorded state rather than a way out."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from coding_framework.evaluation.machine import (
     HISTORY_KEY,
@@ -245,6 +248,9 @@ RESULT_FILES = sorted(str(p.relative_to(BENCHMARKS / "results"))
                       for p in (BENCHMARKS / "results").rglob("*.json"))
 
 
+HISTORY_LIST = BENCHMARKS / "results_history.yaml"
+
+
 @pytest.mark.parametrize("name", RESULT_FILES)
 def test_every_result_file_says_how_it_was_made(name: str) -> None:
     """Every JSON under benchmarks/results has the full record, or is marked as history with the reason."""
@@ -252,6 +258,51 @@ def test_every_result_file_says_how_it_was_made(name: str) -> None:
     assert isinstance(result, dict) and missing_record(result) == [], (
         f"{name} lacks {missing_record(result)}: re-run it, or mark it "
         '{"record": {"status": "history", "why": ...}} with what is known')
+
+
+def is_history(result: object) -> bool:
+    marker = result.get(HISTORY_KEY) if isinstance(result, dict) else None
+    return isinstance(marker, dict) and marker.get("status") == "history"
+
+
+def history_mismatches(files: dict[str, object], listed: dict[str, dict[str, str]]) -> list[str]:
+    """Where the result files (name -> parsed JSON) and benchmarks/results_history.yaml disagree: a file
+    marked history that is not listed, a listed one gone or no longer marked, a reason left empty, and a
+    summary of history files that is missing or is itself marked."""
+    marked = {name for name, result in files.items() if is_history(result)}
+    history, summaries = listed.get("history") or {}, listed.get("summaries_of_history") or {}
+    problems = [f"{name} is marked history but not listed in {HISTORY_LIST.name}: re-run it through "
+                f"write_result, or list it with what its record lacks"
+                for name in sorted(marked - set(history))]
+    problems += [f"{name} is listed as history but {'is not marked' if name in files else 'does not exist'}: "
+                 f"take it off the list" for name in sorted(set(history) - marked)]
+    problems += [f"{name} is listed in summaries_of_history but "
+                 f"{'is marked history itself' if name in marked else 'does not exist'}"
+                 for name in sorted(set(summaries) - (set(files) - marked))]
+    problems += [f"{name} is listed without its reason" for name, why in {**history, **summaries}.items()
+                 if not str(why or "").strip()]
+    return problems
+
+
+def test_the_history_files_are_the_listed_ones() -> None:
+    files = {name: json.loads((BENCHMARKS / "results" / name).read_text()) for name in RESULT_FILES}
+    listed = yaml.safe_load(HISTORY_LIST.read_text())
+    assert history_mismatches(files, listed) == []
+    print(f"{len(listed['history'])} of {len(files)} result files are history")
+
+
+def test_an_unlisted_history_file_or_a_stale_entry_is_caught() -> None:
+    marker = {HISTORY_KEY: {"status": "history", "why": "filed before the record"}}
+    files = {"a.json": marker, "b.json": {"x": 1}}
+    listed = {"history": {"a.json": "no load recorded"}, "summaries_of_history": {"b.json": "summed from a"}}
+    assert history_mismatches(files, listed) == []
+    unlisted = history_mismatches(files | {"c.json": marker}, listed)
+    assert unlisted and "c.json is marked history but not listed" in unlisted[0]
+    assert "is not marked" in history_mismatches({**files, "a.json": {"x": 1}}, listed)[0]
+    assert "does not exist" in history_mismatches({"b.json": {"x": 1}}, listed)[0]
+    assert "without its reason" in history_mismatches(files, {**listed, "history": {"a.json": " "}})[0]
+    both = {**listed, "history": {"a.json": "x", "b.json": "y"}}
+    assert "marked history itself" in history_mismatches({**files, "b.json": marker}, both)[0]
 
 
 def test_a_partial_record_or_a_bare_history_marker_is_caught() -> None:
