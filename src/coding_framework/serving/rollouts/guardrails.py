@@ -20,7 +20,7 @@ reason.
 The error budget ``alpha`` (the chance that an A/A rollout is ever rolled back) is split Bonferroni-style
 over every test that can roll back: ``pass_share`` of it to the pass-rate drop, the rest evenly over the
 guardrails (`error_budget`), so a new guardrail takes its share by being in the list.
-``benchmarks/serving_stats.py`` checks the A/A rate with all of them on, peeking after every observation.
+``benchmarks/serving/stats.py`` checks the A/A rate with all of them on, peeking after every observation.
 """
 
 from __future__ import annotations

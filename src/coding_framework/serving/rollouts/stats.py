@@ -10,7 +10,7 @@
 
   and ``{theta0 : Lambda < 1/alpha}`` is the interval ``d +- sqrt(v (v + tau^2) / tau^2 *
   (2 log(1/alpha) + log((v + tau^2) / v)))``: it covers the true difference at all times at once with
-  probability >= 1 - alpha (asymptotically; ``benchmarks/serving_stats.py`` checks it by A/A simulation).
+  probability >= 1 - alpha (asymptotically; ``benchmarks/serving/stats.py`` checks it by A/A simulation).
   ``v`` is the larger of the unpooled variance (right under a difference) and the pooled one (right under
   no difference), each with rates shrunk as ``(s + 1) / (n + 2)``: the unpooled variance alone makes a
   small arm at 0/n look far too certain, and the A/A false-positive rate then exceeds alpha.

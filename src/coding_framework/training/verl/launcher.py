@@ -8,7 +8,7 @@ reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.ve
 verl program that runs them (``overrides.verl_entry``: ``main_ppo``, which runs the V1 trainer or, on CPU,
 the legacy one).
 ``compose`` builds the config exactly as that program's main would: hydra's compose API over its config
-(``trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
+(``verl/trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
 ``TaskRunner`` run before placing any worker: ``validate_config`` (batch sizes against GPUs, micro-batches,
 the actor and critic dataclasses), the typed ``RolloutConfig``, ``AlgoConfig`` and ``HFModelConfig`` (which
 loads the tokenizer), verl's ``RLHFDataset`` over our parquet (so every prompt fits ``max_prompt_length``),
