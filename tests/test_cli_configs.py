@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.cli.main import app
 from coding_framework.config import SandboxConfig, load_config, shipped_config, shipped_config_names
 from coding_framework.config.agents import AgentsConfig
@@ -22,6 +21,7 @@ from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.evaluation.samples import canonical_samples
 from coding_framework.problems import Problem, builtin_problems
+from coding_framework.testing.models import tiny_model_dir
 from coding_framework.training.quickstart import quickstart_config
 
 SRC = Path(__file__).resolve().parents[1] / "src"

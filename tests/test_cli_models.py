@@ -15,10 +15,10 @@ import httpx
 import pytest
 import yaml
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config.model_ref import MODEL_FORMS
 from coding_framework.config.serving import ServingConfig, SolveConfig
 from coding_framework.serving import ServerThread
+from coding_framework.testing.tiny_run import tiny_config
 from tests.serving.role_models import build_per_role_dir
 
 ROOT = Path(__file__).resolve().parents[1]

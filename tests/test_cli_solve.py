@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.cli.solve import read_problem
-from tests.fakes.problems import ADD
+from coding_framework.testing.models import tiny_model_dir
+from coding_framework.testing.problems import ADD
 
 CLI = str(Path(sys.executable).with_name("coding-framework"))
 

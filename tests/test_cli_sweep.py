@@ -9,8 +9,8 @@ import ray
 import yaml
 from typer.testing import CliRunner
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
+from coding_framework.testing.tiny_run import tiny_config
 
 TEMPERATURE = {"rollout.temperature": {"type": "choice", "values": [0.5, 1.0]}}
 

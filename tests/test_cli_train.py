@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
+from coding_framework.testing.tiny_run import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

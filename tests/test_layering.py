@@ -1,6 +1,7 @@
 """Dependencies point one way. From the bottom: config, logs and the registry helper; problems; sandbox;
 grading; rewards and embedded; models; llm; agents; graphs; evaluation; training, serving and curation;
-supervisor; cli. A module may import its own package or a lower layer. An upward import fails here, and so
+supervisor; cli; and `testing`, the fakes tests and benchmarks share, above all so that no product module can
+import one. A module may import its own package or a lower layer. An upward import fails here, and so
 do an import between two packages of one layer (they need a lower home for what they share), an import of a
 `coding_framework` module that is missing from the table, and any circle of imports between modules.
 
@@ -39,6 +40,7 @@ LAYERS = {
     "curation": 10, "serving": 10, "training": 10,
     "supervisor": 11,
     "cli": 12,
+    "testing": 13,
 }
 TRAINING = f"{ROOT}.training"
 TRAINING_LAYERS = {

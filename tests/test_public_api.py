@@ -89,6 +89,7 @@ PUBLIC_API = {
         "run_server",
     ],
     "coding_framework.serving.rollouts": [],
+    "coding_framework.testing": [],
     "coding_framework.training": [
         "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",
         "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from coding_framework.testing.chat import ScriptedChatModel, fenced
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.grading import Grader
 from coding_framework.llm.base import EngineError, RequestFailed
 from coding_framework.problems import Problem, builtin_problems
 from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete, SolveResult
+from coding_framework.testing.chat import ScriptedChatModel, fenced
 from coding_framework.testing.grader import InProcessGrader
 
 ADD = Problem(
@@ -192,8 +192,8 @@ def test_evaluate_a_named_benchmark_with_the_real_grader() -> None:
 def test_train_agents_takes_the_verl_route_and_solve_uses_its_model(tmp_path, monkeypatch) -> None:
     """``backend="verl"`` hands the config and the device's verl settings to ``run_verl`` (its real run is
     tests/training/verl/test_cpu_train.py); ``solve`` then runs the final model it returned."""
-    from coding_framework.testing.models import tiny_model_dir
     from coding_framework.config.training import TrainingConfig
+    from coding_framework.testing.models import tiny_model_dir
     from coding_framework.training.run.results import TrainingResults
     from coding_framework.training.verl import run as verl_run
 

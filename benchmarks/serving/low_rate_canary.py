@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.fakes.rollouts import RecordingHooks
 from benchmarks.harness import RESULTS, LoadMonitor, write_result
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts.guardrails import error_budget
 from coding_framework.serving.rollouts.manager import RolloutManager
 from coding_framework.serving.rollouts.outcomes import Outcome
+from coding_framework.testing.rollouts import RecordingHooks
 
 RATES = (0.02, 0.05, 0.1, 0.3, 0.6)
 CHAMP, CAND = "champion@0000", "candidate@0000"

@@ -4,12 +4,13 @@ Reproduce:
     .venv/bin/python -m benchmarks.serving.overhead --pairs 5000
 
 Interleaved mock-upstream method (the one LiteLLM's 4.3 ms and portkey's 2.4 ms were measured with): a
-fast OpenAI-compatible mock upstream (``benchmarks/fakes/upstream.py``, uvicorn + httptools, its own process)
-is served as the champion of ``coding-framework serve`` (its own process). The client sends the same chat
-completion alternately straight to the upstream and through the server (order flipped every pair, one
-keep-alive connection each), so drift and noise hit both paths alike. Reported: median and p99 of each
-path, the added latency as the difference of those percentiles (the anchor is the direct path measured in
-the same run), and the median of per-pair differences. Targets: median <= 1.5 ms, p99 <= 5 ms added.
+fast OpenAI-compatible mock upstream (``src/coding_framework/testing/upstream.py``, uvicorn + httptools,
+its own process) is served as the champion of ``coding-framework serve`` (its own process). The client
+sends the same chat completion alternately straight to the upstream and through the server (order flipped
+every pair, one keep-alive connection each), so drift and noise hit both paths alike. Reported: median
+and p99 of each path, the added latency as the difference of those percentiles (the anchor is the direct
+path measured in the same run), and the median of per-pair differences. Targets: median <= 1.5 ms, p99 <=
+5 ms added.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def main() -> None:
     args = parser.parse_args()
     up_port, router_port = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}"}
-    upstream = subprocess.Popen([sys.executable, "-m", "benchmarks.fakes.upstream", str(up_port)], env=env)
+    upstream = subprocess.Popen(
+        [sys.executable, "-m", "coding_framework.testing.upstream", str(up_port)], env=env
+    )
     config = {
         "model": f"http://127.0.0.1:{up_port}/v1@mock",
         "limits": {"rate_per_s": 1e9, "rate_burst": 1 << 30},

@@ -16,8 +16,8 @@ Reproduce:
    requests at a 10% canary (the base embedded model's outcome mix, 2% request errors) and a probe pair
    (both arms, another outcome mix) every 4th request. The share of experiments ever rolled back must be
    <= alpha, with the tests it came from.
-4. Rollback: the real `RolloutManager` (recording hooks from ``benchmarks/fakes/rollouts.py``, a real
-   SQLite MLflow store) under simulated canary traffic: candidate requests (graded or not) until it
+4. Rollback: the real `RolloutManager` (recording hooks from ``src/coding_framework/testing/rollouts.py``,
+   a real SQLite MLflow store) under simulated canary traffic: candidate requests (graded or not) until it
    rolled back, for a drop 0.6 -> 0.3, a broken candidate that always fails its tests (0.6 -> 0), one that
    always errors (no grades at all), and an A/A (0.6 -> 0.6, where any rollback is a false one).
 
@@ -40,13 +40,13 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from benchmarks.harness import RESULTS, LoadMonitor, write_result
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts.guardrails import error_budget
 from coding_framework.serving.rollouts.manager import RolloutManager
 from coding_framework.serving.rollouts.outcomes import Outcome
 from coding_framework.serving.rollouts.stats import Verdict, compare, confidence_sequence, samples_to_verdict
+from coding_framework.testing.rollouts import RecordingHooks, Traffic
 
 POLICY = RolloutPolicy()
 ALPHA, TAU = POLICY.alpha, POLICY.mixture_tau

@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
 from benchmarks.harness import RESULTS, LoadMonitor, write_result
 from benchmarks.training.orchestration import build_batched_graph
 from coding_framework.agents.executor import CodeExecutor
@@ -50,6 +49,7 @@ from coding_framework.graphs.nodes import compose_feedback, execution_record, hi
 from coding_framework.graphs.routing import stop_reason
 from coding_framework.graphs.state import RoundRecord
 from coding_framework.problems import Problem
+from coding_framework.testing.chat import ScriptedChatModel, fenced
 
 OUT = RESULTS / "orchestration_overhead.json"
 PROBLEM = Problem(

@@ -31,10 +31,10 @@ from typing import Any
 import yaml
 from ray import tune
 
-from benchmarks.fakes.ray_cluster import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
-from benchmarks.fakes.tiny_run import tiny_config
 from benchmarks.harness import RESULTS, LoadMonitor, write_result
 from coding_framework.config.sweep import load_sweep
+from coding_framework.testing.ray_cluster import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.sweep import run_sweep
 
 OUT = RESULTS / "sweep_node_loss.json"
@@ -158,7 +158,7 @@ def main() -> None:
         "sweep": {"trials": len(trials), "steps": args.steps, "checkpoint_every": args.checkpoint_every,
                   "kill_after_step": args.kill_after_step,
                   "max_failures": args.max_failures, "metric": METRIC, "mode": "max", "lrs": args.lrs,
-                  "model": "tests' tiny random Qwen2 (benchmarks/fakes/models.py)"},
+                  "model": "tests' tiny random Qwen2 (src/coding_framework/testing/models.py)"},
         "kills": [{"trial_id": k["trial_id"], "node": names[k["node_id"]],
                    "after_step": k["step"], "last_checkpoint_reported": k["checkpoint_step"],
                    "at_s": round(k["at"] - start, 1)}

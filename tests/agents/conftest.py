@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from coding_framework.problems import Problem
-from tests.fakes.problems import ADD
+from coding_framework.testing.problems import ADD
 
 
 @pytest.fixture

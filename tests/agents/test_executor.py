@@ -13,7 +13,7 @@ from coding_framework.agents.freeform import problem_from_text
 from coding_framework.config.agents import ExecutorConfig
 from coding_framework.grading import ExecutionResult
 from coding_framework.grading import TestOutcome as Outcome
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.grader import InProcessGrader
 
 
 def _failed(**kw) -> ExecutionResult:

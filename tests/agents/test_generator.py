@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced, words
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.agents.generator import Attempt, CodeGenerator, code_from_answer, conversation
 from coding_framework.llm.base import EngineError
+from coding_framework.testing.chat import ScriptedChatModel, fenced, words
+from coding_framework.testing.engine import ScriptedEngine
 
 
 def test_fenced_full_function_is_taken(add_problem) -> None:

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from benchmarks.fakes.chat import ScriptedChatModel
 from coding_framework.agents.reviewer import LLMReviewer, StaticReviewer
 from coding_framework.agents.types import Execution
 from coding_framework.config.agents import ReviewerConfig
+from coding_framework.testing.chat import ScriptedChatModel
 
 FAILED = Execution(
     passed=False,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
 from benchmarks.training.orchestration.batched_graph import apply_update, build_batched_graph, start_episode
 from coding_framework.agents.factory import build_agents
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig
 from coding_framework.graphs import build_graph
 from coding_framework.problems import Problem
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.chat import ScriptedChatModel, fenced
+from coding_framework.testing.grader import InProcessGrader
 
 
 def _problem(name: str, op: str) -> Problem:

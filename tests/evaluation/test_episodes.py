@@ -8,7 +8,7 @@ from coding_framework.evaluation import Scores, agrade, family, grade, pass_at_k
 from coding_framework.evaluation.passk import summarize
 from coding_framework.grading import ExecutionResult
 from coding_framework.problems import Problem
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.grader import InProcessGrader
 
 
 def _problem(name: str, tags: list[str], source: str = "") -> Problem:

@@ -126,7 +126,7 @@ def test_canonical_mode(tmp_path):
 def test_a_model_evaluates_one_split_single_draft_with_a_line_per_episode(tmp_path, shared_data):
     """`--benchmark mbpp:test` asks MBPP's test split only; `--max-rounds 1 --temperature 0` is the standard
     greedy single draft; off a terminal every finished episode prints a progress line."""
-    from benchmarks.fakes.models import tiny_model_dir
+    from coding_framework.testing.models import tiny_model_dir
 
     model = tiny_model_dir(tmp_path / "tiny")
     out = run("evaluate", "--benchmark", "mbpp:test", "--data", str(shared_data / "mbpp" / "mbpp.jsonl"),

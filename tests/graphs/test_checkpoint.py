@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.graphs import build_inference_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.chat import ScriptedChatModel, fenced
+from coding_framework.testing.grader import InProcessGrader
 
 WRONG = fenced("def add(a, b):\n    return a - b")
 RIGHT = fenced("def add(a, b):\n    return a + b")

@@ -4,12 +4,12 @@ import asyncio
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
 from coding_framework.agents.factory import build_agents
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
 from coding_framework.graphs import build_graph, build_inference_graph
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.chat import ScriptedChatModel, fenced
+from coding_framework.testing.grader import InProcessGrader
 
 WRONG = fenced("def add(a, b):\n    return a - b")
 RIGHT = fenced("def add(a, b):\n    return a + b")

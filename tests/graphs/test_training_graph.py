@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.fakes.chat import ScriptedChatModel, fenced
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.graphs import build_inference_graph, build_training_graph
 from coding_framework.graphs.checkpoint import resume, sqlite_checkpointer, thread
@@ -11,7 +9,9 @@ from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages, revision_messages
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.chat import ScriptedChatModel, fenced
+from coding_framework.testing.engine import ScriptedEngine
+from coding_framework.testing.grader import InProcessGrader
 
 WRONG = fenced("def add(a, b):\n    return a - b")
 RIGHT = fenced("def add(a, b):\n    return a + b")

@@ -19,10 +19,10 @@ import pytest
 import yaml
 from tests.serving.conftest import ADMIN_KEY, assert_openai_error
 
-from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.serving import ServingConfig, SolveConfig
 from coding_framework.llm.vllm_server import free_port
 from coding_framework.serving import ServerThread
+from coding_framework.testing.upstream import MockUpstream
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

@@ -13,7 +13,6 @@ import pytest
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, WorkflowConfig, load_config
 from coding_framework.config.llm import LLMConfig
@@ -25,6 +24,7 @@ from coding_framework.llm.factory import build_chat_model
 from coding_framework.models import ADAPTER_FILE, ResolvedModel
 from coding_framework.problems.prompts import SYSTEM_PROMPT
 from coding_framework.supervisor import CodingSupervisor
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training import Trainer
 from coding_framework.training.run.pyfunc import GeneratorModel
 from tests.serving.role_models import MAX_TOKENS, PROMPT, ROLES, alone, build_per_role_dir, reference

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 import coding_framework.models.checksums as checksums
 import coding_framework.serving.server as server_module
-from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.cli.main import app
 from coding_framework.config.serving import ServingConfig
+from coding_framework.testing.models import tiny_model_dir
 
 
 @pytest.fixture(scope="module")

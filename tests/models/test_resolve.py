@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.models import ModelError, ResolvedModel, resolve_model
 from coding_framework.models.checksums import weights_checksum
+from coding_framework.testing.upstream import MockUpstream
 from coding_framework.training.run.tracking import MLflowTracker
 
 

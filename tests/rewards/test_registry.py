@@ -22,7 +22,7 @@ from coding_framework.rewards import (
     register_reward,
 )
 from coding_framework.rewards.base import Item, RewardOutput
-from tests.fakes.grader import InProcessGrader
+from coding_framework.testing.grader import InProcessGrader
 
 ADD = Problem(
     task_id="t/add", prompt="Write add(a, b).", entry_point="add", prompt_is_code=False,

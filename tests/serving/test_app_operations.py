@@ -15,10 +15,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.serving import FailoverConfig, PoolConfig, ServingConfig, SolveConfig
 from coding_framework.serving import ServerThread
+from coding_framework.testing.upstream import MockUpstream
 from tests.serving.conftest import assert_openai_error
 
 pytestmark = pytest.mark.slow

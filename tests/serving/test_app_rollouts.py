@@ -13,10 +13,10 @@ import httpx
 import pytest
 from mlflow.tracking import MlflowClient
 
-from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.config.serving import ServingConfig, SolveConfig
 from coding_framework.serving import ServerThread
+from coding_framework.testing.upstream import MockUpstream
 
 pytestmark = pytest.mark.slow
 

@@ -16,13 +16,13 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.config.serving import ServingConfig
 from coding_framework.config.training import TrackingConfig
 from coding_framework.embedded import ensure_embedded_model
 from coding_framework.models.registry import TRACKING_ENV
 from coding_framework.problems.sources import load_source
 from coding_framework.serving import ServerThread
+from coding_framework.testing.models import tiny_model_dir
 from coding_framework.training.run.gate import GateResult
 from coding_framework.training.run.tracking import MLflowTracker
 

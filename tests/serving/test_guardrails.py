@@ -9,7 +9,6 @@ import time
 import numpy as np
 import pytest
 
-from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts import guardrails
 from coding_framework.serving.rollouts.api import Budget
@@ -17,6 +16,7 @@ from coding_framework.serving.rollouts.guardrails import Arms, Finding, Guardrai
 from coding_framework.serving.rollouts.manager import RolloutFinished, RolloutManager
 from coding_framework.serving.rollouts.outcomes import Outcome, classify
 from coding_framework.serving.rollouts.stats import stratified_sequence
+from coding_framework.testing.rollouts import RecordingHooks, Traffic
 
 CHAMP, CAND = "champ@0000", "cand@0000"
 POLICY = RolloutPolicy(margin=0.3, min_graded=20, drain_s=0, steps=[10, 50, 100])

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.fakes.rollouts import RecordingHooks
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts.manager import RolloutManager
 from coding_framework.serving.rollouts.outcomes import Outcome, strata
 from coding_framework.serving.rollouts.stats import Paired, Verdict, compare_strata, stratified_sequence
+from coding_framework.testing.rollouts import RecordingHooks
 
 CHAMP, CAND = "champ@0000", "cand@0000"
 P, F, U = Outcome.PASSED, Outcome.FAILED, Outcome.UNPARSEABLE

@@ -12,7 +12,6 @@ import aiohttp
 import httpx
 import pytest
 
-from benchmarks.fakes.upstream import MockUpstream
 from coding_framework.config.serving import PoolConfig, ServingConfig
 from coding_framework.llm.vllm_server import free_port
 from coding_framework.serving import ServerThread
@@ -20,6 +19,7 @@ from coding_framework.serving.backends import HttpReplica
 from coding_framework.serving.errors import APIError
 from coding_framework.serving.pool import Admission, VersionPool
 from coding_framework.serving.schemas import parse_chat
+from coding_framework.testing.upstream import MockUpstream
 from tests.serving.conftest import chat_body
 
 REQUEST = parse_chat(chat_body(), {}, ServingConfig().limits)

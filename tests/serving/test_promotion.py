@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts.manager import RolloutManager
 from coding_framework.serving.rollouts.promotion import EXPERIMENT, move_aliases
+from coding_framework.testing.rollouts import RecordingHooks, Traffic
 
 pytestmark = pytest.mark.slow  # MLflow creates its SQLite schema (a few seconds)
 

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from benchmarks.fakes.rollouts import RecordingHooks, Traffic
 from coding_framework.config.rollout import RolloutPolicy
 from coding_framework.serving.rollouts.assignment import bucket
 from coding_framework.serving.rollouts.manager import RolloutConflict, RolloutManager
+from coding_framework.testing.rollouts import RecordingHooks, Traffic
 
 CHAMP, CAND = "champ@0000", "cand@0000"
 POLICY = RolloutPolicy(margin=0.3, min_graded=20, drain_s=0, steps=[10, 50, 100])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from benchmarks.fakes.chat import fenced
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages, revision_messages
+from coding_framework.testing.chat import fenced
+from coding_framework.testing.engine import ScriptedEngine
 
 WRONG = fenced("def add(a, b):\n    return a - b")
 RIGHT = fenced("def add(a, b):\n    return a + b")

@@ -7,13 +7,13 @@ import functools
 
 import pytest
 
-from benchmarks.fakes.engine import tiny_tokenizer
-from benchmarks.fakes.models import TINY
 from coding_framework.embedded.architecture import init_model
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems.prompts import generation_messages, revision_messages
+from coding_framework.testing.engine import tiny_tokenizer
+from coding_framework.testing.models import TINY
 from coding_framework.training.auditor import audit
 from coding_framework.training.trajectory import CallSpan, Trajectory
 from tests.training._episodes import ADD

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM
 
-from benchmarks.fakes.models import tiny_model_dir
+from coding_framework.testing.models import tiny_model_dir
 from coding_framework.training.batch import TrajectoryBatch, score
 
 

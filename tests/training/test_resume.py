@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fakes.tiny_run import TINY_RUN, comparable, tiny_config
+from coding_framework.testing.tiny_run import TINY_RUN, comparable, tiny_config
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.agents.reviewer import review_messages
 from coding_framework.config.agents import AgentsConfig, ReviewerConfig
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
@@ -15,9 +14,10 @@ from coding_framework.graphs import build_training_graph
 from coding_framework.graphs.nodes import execution_of
 from coding_framework.llm.session import TokenSession
 from coding_framework.rewards import RewardOutput
+from coding_framework.testing.engine import ScriptedEngine
+from coding_framework.testing.grader import InProcessGrader
 from coding_framework.training.rollouts.episodes import Episode
 from coding_framework.training.rollouts.scoring import review_metrics, to_trajectories
-from tests.fakes.grader import InProcessGrader
 from tests.training._episodes import ADD, RIGHT, WRONG
 
 HALF = "```python\ndef add(a, b):\n    return a + b if a > 1 else 0\n```"

@@ -6,12 +6,13 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
-from benchmarks.fakes.models import tiny_model_dir
 from coding_framework.agents.types import Execution
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.review_credit import ReviewWarmStartConfig
 from coding_framework.llm.session import TokenSession
+from coding_framework.testing.engine import ScriptedEngine, tiny_tokenizer
+from coding_framework.testing.grader import InProcessGrader
+from coding_framework.testing.models import tiny_model_dir
 from coding_framework.training.review_sft import (
     IGNORE,
     GraderReviewer,
@@ -20,7 +21,6 @@ from coding_framework.training.review_sft import (
     review_dataset,
     review_sft,
 )
-from tests.fakes.grader import InProcessGrader
 from tests.training._episodes import ADD, RIGHT, WRONG
 
 SETTINGS = ReviewWarmStartConfig(enabled=True, samples=2, epochs=6, lr=1e-2, micro_batch_size=2)

@@ -8,9 +8,9 @@ import json
 import mlflow
 import pytest
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training import Trainer
 
 REVIEWING = {

@@ -11,10 +11,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from benchmarks.fakes.tiny_run import comparable, tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.models import ADAPTER_FILE
+from coding_framework.testing.tiny_run import comparable, tiny_config
 from coding_framework.training import Trainer
 
 ROLES = ("generator", "reviewer")

@@ -23,10 +23,10 @@ from pydantic import ValidationError
 from ray import tune
 from typer.testing import CliRunner
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, SweepConfig
 from coding_framework.config.sweep import apply_dotted, check_training_key, load_sweep
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.run.checkpoint import CheckpointManager
 from coding_framework.training.sweep import trial_count, tune_space
 from coding_framework.training.sweep.plot import plot_sweep

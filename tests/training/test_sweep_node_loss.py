@@ -10,9 +10,9 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from benchmarks.fakes.ray_cluster import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config.sweep import load_sweep
+from coding_framework.testing.ray_cluster import SWEEP_NODE, KillNodeAfterCheckpoint, ray_cluster
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.sweep import run_sweep
 
 STEPS = 4

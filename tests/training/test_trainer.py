@@ -9,9 +9,6 @@ import math
 import pytest
 import torch
 
-from benchmarks.fakes.chat import fenced
-from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
-from benchmarks.fakes.models import TINY
 from coding_framework.config import ConfigError
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.rewards import RewardConfig
@@ -29,6 +26,9 @@ from coding_framework.llm.base import Generation, SamplingParams
 from coding_framework.llm.local import LocalEngine
 from coding_framework.problems import FAMILIES, Problem, synthetic_split
 from coding_framework.rewards import CompositeReward
+from coding_framework.testing.chat import fenced
+from coding_framework.testing.engine import ScriptedEngine, tiny_tokenizer
+from coding_framework.testing.models import TINY
 from coding_framework.training.algos.algorithms import ALGORITHMS, get_algorithm
 from coding_framework.training.algos.kl import KLConfig
 from coding_framework.training.algos.schedule import (

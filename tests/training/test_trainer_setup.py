@@ -13,13 +13,13 @@ import pytest
 import torch
 from transformers.utils import logging as transformers_logging
 
-from benchmarks.fakes.engine import ScriptedEngine, tiny_tokenizer
-from benchmarks.fakes.models import TINY
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config import ConfigError, load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.embedded.architecture import init_model
 from coding_framework.llm.local import LocalEngine
+from coding_framework.testing.engine import ScriptedEngine, tiny_tokenizer
+from coding_framework.testing.models import TINY
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.run.checkpoint import CheckpointManager
 from coding_framework.training.run.setup import configure, resume_point, training_device
 from coding_framework.training.trainer import Trainer

@@ -5,14 +5,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import SamplingParams
 from coding_framework.llm.session import TokenSession
 from coding_framework.problems.prompts import generation_messages
+from coding_framework.testing.engine import ScriptedEngine
+from coding_framework.testing.grader import InProcessGrader
 from coding_framework.training.trajectory import Trajectory, from_records, trajectories_from_episode
-from tests.fakes.grader import InProcessGrader
 from tests.training._episodes import ADD, RIGHT, WRONG, two_turn_session
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmarks.fakes.engine import tiny_tokenizer
-from benchmarks.fakes.models import TINY
 from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.embedded.architecture import init_model
+from coding_framework.testing.engine import tiny_tokenizer
+from coding_framework.testing.models import TINY
 from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.algos.kl import KLConfig
 from coding_framework.training.batch import TrajectoryBatch

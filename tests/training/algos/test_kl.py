@@ -10,9 +10,9 @@ from verl.protocol import DataProto
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import apply_kl_penalty
 
-from benchmarks.fakes.engine import tiny_tokenizer
-from benchmarks.fakes.models import TINY
 from coding_framework.embedded.architecture import init_model
+from coding_framework.testing.engine import tiny_tokenizer
+from coding_framework.testing.models import TINY
 from coding_framework.training.algos.kl import (
     KLConfig,
     KLMonitor,

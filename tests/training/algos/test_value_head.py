@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.fakes.engine import tiny_tokenizer
-from benchmarks.fakes.models import TINY
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.training import AlgoConfig, OptimConfig
 from coding_framework.embedded.architecture import init_model
+from coding_framework.testing.engine import tiny_tokenizer
+from coding_framework.testing.models import TINY
 from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.algos.losses import value_loss
 from coding_framework.training.algos.value_head import ValueHead

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import Generation, SamplingParams
+from coding_framework.testing.engine import ScriptedEngine
 from coding_framework.training.rollouts.episodes import LockstepEngine, run_lockstep
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from coding_framework.testing.problems import ADD
 from coding_framework.training.rollouts.engines import RolloutJob, RolloutPipeline, behaviour_version
-from tests.fakes.problems import ADD
 
 
 class RecordingEngine:

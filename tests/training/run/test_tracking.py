@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.config.loader import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.models.checksums import weights_checksum
 from coding_framework.models.mlflow_fields import flatten, metric_key
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.run.results import TrainingResults
 from coding_framework.training.trainer import Trainer
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.fakes.tiny_run import tiny_config
 from coding_framework.cli.main import app
 from coding_framework.config import ConfigError, load_config
 from coding_framework.config.training import GateConfig, TrainingConfig
@@ -28,6 +27,7 @@ from coding_framework.problems import (
     write_problem_records,
 )
 from coding_framework.problems.sources import load_source, parse_source
+from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.run.data import prepare_data
 from coding_framework.training.run.gate import compare, gate_verdict, regression_gate
 from coding_framework.training.run.heldout import HeldoutResult

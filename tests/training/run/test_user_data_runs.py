@@ -14,10 +14,10 @@ import mlflow
 import pytest
 import yaml
 
-from benchmarks.fakes.tiny_run import comparable, tiny_config
 from coding_framework.config import load_config
 from coding_framework.config.training import TrainingConfig
 from coding_framework.problems import write_problem_records
+from coding_framework.testing.tiny_run import comparable, tiny_config
 from coding_framework.training import Trainer
 from coding_framework.training.run.data import prepare_data
 

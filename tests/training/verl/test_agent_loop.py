@@ -12,9 +12,10 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigW
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
-from benchmarks.fakes.engine import tiny_tokenizer
 from coding_framework.llm.base import EngineError, SamplingParams
 from coding_framework.problems.prompts import generation_messages
+from coding_framework.testing.engine import tiny_tokenizer
+from coding_framework.testing.verl_server import ScriptedServerManager
 from coding_framework.training.verl.agent_loop import (
     AGENT_NAME,
     CodingAgentLoop,
@@ -24,7 +25,6 @@ from coding_framework.training.verl.agent_loop import (
     write_verl_dataset,
 )
 from coding_framework.training.verl.interop import from_agent_loop_output
-from tests.fakes.verl_server import ScriptedServerManager
 from tests.training._episodes import ADD, RIGHT, WRONG
 
 VERL_SAMPLING = {"temperature": 0.9, "top_p": 0.95, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks.fakes.tiny_run import tiny_config
+from coding_framework.testing.tiny_run import tiny_config
 
 pytestmark = pytest.mark.slow
 

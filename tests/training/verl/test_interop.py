@@ -7,7 +7,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
 from verl.protocol import DataProto
 from verl.utils.model import compute_position_id_with_mask
 
-from benchmarks.fakes.engine import ScriptedEngine
+from coding_framework.testing.engine import ScriptedEngine
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.interop import (
     from_agent_loop_output,

@@ -12,7 +12,7 @@ from peft import LoraConfig, get_peft_model
 from peft.utils.save_and_load import get_peft_model_state_dict
 from transformers import AutoModelForCausalLM
 
-from benchmarks.fakes.models import tiny_model_dir
+from coding_framework.testing.models import tiny_model_dir
 from coding_framework.training.verl.export import LORA_META, merged_lora_state
 from coding_framework.training.verl.lora import lora_scaling, merge_lora
 from coding_framework.training.verl.token_server import TokenServer, local_config

@@ -8,8 +8,8 @@ import importlib.util
 import pytest
 from verl.workers.rollout.replica import TokenOutput
 
-from benchmarks.fakes.engine import ScriptedEngine
 from coding_framework.llm.base import EngineError
+from coding_framework.testing.engine import ScriptedEngine
 from coding_framework.training.algos.algorithms import get_algorithm
 from coding_framework.training.trajectory import Trajectory
 from coding_framework.training.verl.audit import episode_seconds, mask_summary

@@ -89,7 +89,7 @@ async def _send(send: Any, status: int, parts: list[bytes], kind: bytes) -> None
         await send({"type": "http.response.body", "body": part, "more_body": i < len(parts) - 1})
 
 
-if __name__ == "__main__":  # `python -m benchmarks.fakes.upstream PORT`: serve until killed (benchmarks)
+if __name__ == "__main__":  # `python -m coding_framework.testing.upstream PORT`: serve until killed
     import sys
 
     with MockUpstream("def add(a, b):\n    return a + b\n", port=int(sys.argv[1])) as upstream:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.fakes.engine import tiny_tokenizer
 from coding_framework.config.embedded import ArchitectureConfig
 from coding_framework.embedded.architecture import init_model
+from coding_framework.testing.engine import tiny_tokenizer
 
 TINY = ArchitectureConfig(
     hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, max_positions=4096

@@ -8,6 +8,7 @@ driver's node, which cannot be removed).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ def ray_cluster(workers: int, cpus_per_worker: int = 1) -> Iterator[Cluster]:
         for _ in range(workers):
             cluster.add_node(num_cpus=cpus_per_worker, resources={SWEEP_NODE: cpus_per_worker})
         cluster.wait_for_nodes()
-        ray.init(address=cluster.address, log_to_driver=False, logging_level="WARNING")
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
         yield cluster
     finally:
         ray.shutdown()

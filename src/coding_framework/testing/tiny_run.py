@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks.fakes.models import tiny_model_dir
+from coding_framework.testing.models import tiny_model_dir
 
 TIMING = ("seconds/", "charts/tokens_per_s", "charts/samples_per_s", "async/idle_s", "async/generator_idle_s",
           "memory/")
