@@ -26,6 +26,11 @@ A ratio (a figure followed by x or %) bound to a file whose load average before 
 or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
 before, D during)", its two figures bound to that file's `load_avg`; a quiet re-run drops it.
 
+No results-table figure is bound to a file benchmarks/results_history.yaml lists (filed before its run record
+was complete, or summed up from such files): those rows stand in the README's "History (not reproducible
+here)" table, bound the same way under `README.md history:`, each naming in its last cell a listed file it
+binds; a History row that binds no listed file belongs in the results tables again.
+
 The README's prose (paragraphs and list items outside the results tables), benchmarks/README.md and the
 docs in DOCUMENTS (their tables too) are bound block by block, under `README.md prose:`,
 `benchmarks/README.md:` and each doc's path: each block that
@@ -55,15 +60,17 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BINDINGS = ROOT / "benchmarks" / "readme_figures.yaml"
+HISTORY_LIST = ROOT / "benchmarks" / "results_history.yaml"
 SECTION = "## Results, by machine"
+HISTORY = "## History (not reproducible here)"
 # A number with its sign, where no letter, digit or point comes before the sign (1.2-2.25% is a range);
 # 1,640 and 3.0e-06 are one number each.
 NUMBER = re.compile(r"(?:(?<![\w.])[+-])?\d[\d,]*(?:\.\d+)*(?:e-?\d+)?")
 
 
-def results_rows(readme: str) -> list[str]:
-    """The table rows of the results section (header and separator rows left out)."""
-    section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0]
+def results_rows(readme: str, heading: str = SECTION) -> list[str]:
+    """The table rows of the section under ``heading`` (header and separator rows left out)."""
+    section = readme.split(heading + "\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("|")]
     return [r for r in rows if not re.fullmatch(r"\|[\s|:-]+\|", r) and not _is_header(r, rows)]
 
@@ -160,9 +167,9 @@ def disowned(name: str, figures: list[Figure], entries: list[str]) -> list[str]:
     return problems
 
 
-def unbacked(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
+def unbacked(readme: str, bindings: list[dict[str, Any]], heading: str = SECTION) -> list[str]:
     """One line per row whose figures and bindings disagree in number, and per figure its key disowns."""
-    rows = results_rows(readme)
+    rows = results_rows(readme, heading)
     problems = [] if len(rows) == len(bindings) else [f"{len(rows)} results rows, {len(bindings)} bound"]
     for row, bound in zip(rows, bindings, strict=False):
         label = row.strip("|").split("|")[0].strip()
@@ -232,6 +239,41 @@ def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> li
     return problems
 
 
+@functools.cache
+def history_files() -> frozenset[str]:
+    """The result files benchmarks/results_history.yaml lists: history, or summed up from history."""
+    listed = yaml.safe_load(HISTORY_LIST.read_text())
+    return frozenset({*listed["history"], *(listed.get("summaries_of_history") or {})})
+
+
+def bound_files(entry: str) -> set[str]:
+    """The result files a binding reads (none for a label)."""
+    if entry.startswith("label:"):
+        return set()
+    return {part.split("#", 1)[0].strip() for part in entry.split(" & ")}
+
+
+def resting_on_history(bindings: list[dict[str, Any]], history: frozenset[str]) -> list[str]:
+    """One line per results-table figure bound to a history file: it goes under History instead."""
+    return [f"{bound['row']}: a figure bound to {sorted(bound_files(entry) & history)}, history: move the "
+            f"row under {HISTORY!r}, or re-run it through write_result"
+            for bound in bindings for entry in bound["figures"] if bound_files(entry) & history]
+
+
+def off_the_history_list(readme: str, bindings: list[dict[str, Any]], history: frozenset[str]) -> list[str]:
+    """One line per History row that binds no listed file (it belongs in the results tables again) or whose
+    last cell, the why, names none of the listed files it binds."""
+    problems = []
+    for row, bound in zip(results_rows(readme, HISTORY), bindings, strict=True):
+        files = {name for entry in bound["figures"] for name in bound_files(entry)} & history
+        why = row.strip().strip("|").rsplit("|", 1)[-1]
+        if not files:
+            problems.append(f"{bound['row']}: binds no file {HISTORY_LIST.name} lists: move it back")
+        elif not any(f"`{name}`" in why for name in files):
+            problems.append(f"{bound['row']}: its last cell names none of {sorted(files)}, what it lacks")
+    return problems
+
+
 LOADED = 1.0  # a 1-minute load average at or above this, before or during, on 2 cores: a shared CPU
 MARKER = "(loaded: "
 
@@ -242,11 +284,11 @@ def loaded(name: str) -> bool:
     return any(load.get(k) is not None and load[k] >= LOADED for k in ("before", "during_mean"))
 
 
-def unmarked_loaded_ratios(readme: str, bindings: list[dict[str, Any]]) -> list[str]:
+def unmarked_loaded_ratios(readme: str, bindings: list[dict[str, Any]], heading: str = SECTION) -> list[str]:
     """Ratios (a figure followed by x or %) bound to a file that records a loaded machine, without the
     marker ``(loaded: load average B before, D during)`` later in the same clause (up to the next ; or |)."""
     problems = []
-    for row, bound in zip(results_rows(readme), bindings, strict=True):
+    for row, bound in zip(results_rows(readme, heading), bindings, strict=True):
         for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
             if entry.startswith("label:") or row[figure.end:figure.end + 1] not in ("x", "%"):
                 continue
@@ -269,6 +311,11 @@ def bindings() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
+def history_bindings() -> list[dict[str, Any]]:
+    return yaml.safe_load(BINDINGS.read_text())["README.md history"]
+
+
+@pytest.fixture(scope="module")
 def documents() -> dict[str, tuple[str, bool, list[dict[str, Any]]]]:
     """name -> (the document's text, tables included, its block bindings)."""
     side = yaml.safe_load(BINDINGS.read_text())
@@ -287,12 +334,46 @@ def test_every_readme_figure_is_its_bound_key(readme, bindings) -> None:
     assert unbacked(readme, bindings) == []
 
 
-def test_a_ratio_from_a_loaded_run_is_marked_loaded(readme, bindings) -> None:
+def test_every_history_figure_is_its_bound_key(readme, history_bindings) -> None:
+    assert results_rows(readme, HISTORY), "the README has no history table"
+    assert unbacked(readme, history_bindings, HISTORY) == []
+
+
+def test_no_results_figure_rests_on_a_history_file(bindings, history_bindings) -> None:
+    """A figure in the results tables has a full record; one from a file filed before the record was complete
+    (or summed up from such files) stands under History, which says so."""
+    history = history_files()
+    assert resting_on_history(bindings, history) == []
+    figures = [e for b in bindings for e in b["figures"] if not e.startswith("label:")]
+    old = [e for b in history_bindings for e in b["figures"] if bound_files(e) & history]
+    print(f"results tables: {len(figures)} bound figures, 0 from the {len(history)} history files; "
+          f"History: {len(results_rows((ROOT / 'README.md').read_text(), HISTORY))} rows, {len(old)} figures")
+
+
+def test_every_history_row_rests_on_a_listed_file_and_says_which(readme, history_bindings) -> None:
+    assert off_the_history_list(readme, history_bindings, history_files()) == []
+
+
+def test_a_history_figure_in_the_results_or_a_recorded_row_under_history_is_caught(
+        readme, bindings, history_bindings) -> None:
+    history = history_files()
+    moved_back = [dict(bindings[0], figures=[*bindings[0]["figures"], history_bindings[0]["figures"][0]]),
+                  *bindings[1:]]
+    assert resting_on_history(moved_back, history)
+    recorded = frozenset(history - {name for e in history_bindings[0]["figures"] for name in bound_files(e)})
+    assert "binds no file" in off_the_history_list(readme, history_bindings, recorded)[0]
+    row = results_rows(readme, HISTORY)[0]
+    unnamed = row[:row.rstrip().rstrip("|").rindex("|")] + "| filed long ago |"
+    assert "names none" in off_the_history_list(readme.replace(row, unnamed), history_bindings, history)[0]
+
+
+def test_a_ratio_from_a_loaded_run_is_marked_loaded(readme, bindings, history_bindings) -> None:
     assert unmarked_loaded_ratios(readme, bindings) == []
+    assert unmarked_loaded_ratios(readme, history_bindings, HISTORY) == []
 
 
 def test_an_unmarked_loaded_ratio_is_caught(readme, bindings) -> None:
-    row = next(r for r in results_rows(readme) if "grader_vs_humaneval" in r)
+    row = next(r for r in results_rows(readme) if "trl_throughput.py --model smollm2-135m" in r)
     unmarked = row.replace(MARKER, "(")
     assert unmarked_loaded_ratios(readme.replace(row, unmarked), bindings)
 
@@ -312,19 +393,20 @@ def _perturbed(token: str) -> list[str]:
     return changed
 
 
-def test_every_bound_figure_perturbed_is_caught(readme, bindings, documents) -> None:
+def test_every_bound_figure_perturbed_is_caught(readme, bindings, history_bindings, documents) -> None:
     """Each bound figure, changed by a third, with one digit changed or with its sign flipped, fails: 100%,
-    in the results rows, the README's prose and benchmarks/README.md."""
+    in the results and History rows and every document's blocks."""
     total, missed = 0, []
-    for row, bound in zip(results_rows(readme), bindings, strict=True):
-        for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
-            if entry.startswith("label:"):
-                continue
-            for changed in _perturbed(figure.token):
-                total += 1
-                perturbed = readme.replace(row, row[:figure.start] + changed + row[figure.end:])
-                if not unbacked(perturbed, bindings):
-                    missed.append(f"{bound['row']}: {figure.token} -> {changed}")
+    for heading, rows_bound in ((SECTION, bindings), (HISTORY, history_bindings)):
+        for row, bound in zip(results_rows(readme, heading), rows_bound, strict=True):
+            for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
+                if entry.startswith("label:"):
+                    continue
+                for changed in _perturbed(figure.token):
+                    total += 1
+                    perturbed = readme.replace(row, row[:figure.start] + changed + row[figure.end:])
+                    if not unbacked(perturbed, rows_bound, heading):
+                        missed.append(f"{bound['row']}: {figure.token} -> {changed}")
     for doc, tables, entries in documents.values():
         for (block, start), entry in zip(blocks(doc, tables), entries, strict=True):
             if "unbound" in entry:
