@@ -15,14 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-from machine import cpu_name
-
 from coding_framework.config import load_config, shipped_config
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.embedded.bootstrap import REPORT_FILE, training_problems
 from coding_framework.embedded.reference import write_reference
+from coding_framework.evaluation.machine import cpu_name
 
 
 def main() -> None:
@@ -30,7 +27,10 @@ def main() -> None:
     ap.add_argument("model_dir", type=Path, help="a build of the shipped embedded_model.yaml recipe")
     args = ap.parse_args()
     config = load_config(EmbeddedModelConfig, shipped_config("embedded_model"))
-    built = json.loads((args.model_dir / REPORT_FILE).read_text())["config"]
+    report = args.model_dir / REPORT_FILE
+    if not report.is_file():
+        sys.exit(f"{report} does not exist: pass the directory `bootstrap-model --force` printed")
+    built = json.loads(report.read_text())["config"]
     if built != config.model_dump(mode="json", exclude={"reference"}):
         sys.exit(f"{args.model_dir} was not built from the shipped embedded_model.yaml recipe")
     shipped = write_reference(args.model_dir, config, training_problems(config), cpu_name())

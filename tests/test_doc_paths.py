@@ -28,6 +28,7 @@ import fnmatch
 import importlib.util
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,3 +236,10 @@ def test_a_docstring_path_is_found_on_its_line(tmp_path: Path) -> None:
     [named] = named_in_docstrings(module, "m.py")
     assert (named.line, named.word) == (6, "training/scoring.py")
     assert missing([named]) == [named]
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "scripts").glob("*.py")), ids=lambda p: p.name)
+def test_every_python_script_answers_help(script: Path) -> None:
+    done = subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "usage" in done.stdout.lower(), done.stderr
