@@ -8,7 +8,8 @@ do an import between two packages of one layer (they need a lower home for what 
 Inside `training` the same rule holds between its parts (`TRAINING_LAYERS`), from the bottom: the
 trajectory row type; the pure algorithms (`algos`); where batches come from (`rollouts`); what a run starts
 from, records and leaves (`run`); the auditor and the padded batch; the update and the reviewer's warm
-start; the role policies; the loops (`trainer`, `verl`); and what drives a loop (`quickstart`, `sweep`).
+start; the role policies; the loops (`trainer`, `verl`); what drives a loop (`quickstart`, `sweep`); and
+`pyfunc`, the old home of the registered model's class, kept for the models pickled there.
 
 The sandbox judge runs inside the sandbox, where only the standard library and its sibling modules exist.
 The bottom packages stay light: none imports torch, verl, transformers or langgraph."""
@@ -48,11 +49,12 @@ TRAINING_LAYERS = {
     "algos": 1,
     "rollouts": 2,
     "run": 3,
-    "auditor": 4, "batch": 4,
-    "review_sft": 5, "update": 5,
+    "auditor": 4, "batch": 4, "sft": 4,
+    "generator_sft": 5, "review_sft": 5, "update": 5,
     "role_policies": 6,
     "trainer": 7, "verl": 7,
     "quickstart": 8, "sweep": 8,
+    "pyfunc": 9,
 }
 JUDGE = f"{ROOT}.sandbox.judge"
 LIGHT = ("config", "problems", "sandbox", "grading")

@@ -13,14 +13,8 @@ from coding_framework.llm.session import TokenSession
 from coding_framework.testing.engine import ScriptedEngine, tiny_tokenizer
 from coding_framework.testing.grader import InProcessGrader
 from coding_framework.testing.models import tiny_model_dir
-from coding_framework.training.review_sft import (
-    IGNORE,
-    GraderReviewer,
-    ReviewExample,
-    _encode,
-    review_dataset,
-    review_sft,
-)
+from coding_framework.training.review_sft import GraderReviewer, ReviewExample, review_dataset, review_sft
+from coding_framework.training.sft import IGNORE, encode_turn
 from tests.training._episodes import ADD, RIGHT, WRONG
 
 SETTINGS = ReviewWarmStartConfig(enabled=True, samples=2, epochs=6, lr=1e-2, micro_batch_size=2)
@@ -68,7 +62,8 @@ def _example(review: str, useful: bool | int = True) -> ReviewExample:
 
 def test_only_the_reviews_tokens_are_labelled() -> None:
     tok = tiny_tokenizer()
-    ids, labels = _encode(tok, _example("- return a + b"), max_review_tokens=64)
+    example = _example("- return a + b")
+    ids, labels = encode_turn(tok, example.messages, example.review, max_answer_tokens=64)
     session = TokenSession(tok)
     session.add_messages(_example("").messages)
     session.add_generation_prompt()
@@ -78,7 +73,7 @@ def test_only_the_reviews_tokens_are_labelled() -> None:
     assert target == ids[len(prompt) :] and IGNORE not in target
     review = tok("- return a + b", add_special_tokens=False)["input_ids"]
     assert target == [*review, tok.convert_tokens_to_ids("<|im_end|>")]
-    _, short_labels = _encode(tok, _example("- return a + b"), max_review_tokens=2)
+    _, short_labels = encode_turn(tok, example.messages, example.review, max_answer_tokens=2)
     assert short_labels[len(prompt) :] == [*review[:2], target[-1]]
 
 

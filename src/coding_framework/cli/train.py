@@ -73,6 +73,11 @@ def train(
         str | None,
         typer.Option(help="none | tis | mis (default: the config's algo.off_policy_correction)."),
     ] = None,
+    warm_start_only: Annotated[
+        bool,
+        typer.Option(help="Run only the Generator's supervised warm start (the config's warm_start settings) "
+                     "and keep its model in RUN_DIR/warm_start_model: the non-RL baseline."),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show the progress bar (stderr).")] = True,
 ) -> None:
     """Train with RL; the last stdout line is a JSON object with the final metrics, the data's sha256 and
@@ -81,8 +86,9 @@ def train(
     from coding_framework.config.training import TrainingConfig
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.training.generator_sft import WarmStartRejected
     from coding_framework.training.run.checkpoint import CheckpointError
-    from coding_framework.training.trainer import Trainer
+    from coding_framework.training.trainer import WARM_START_MODEL, Trainer
 
     try:
         flags = {"algorithm": algorithm, "seed": seed, "steps": steps, "device": device,
@@ -92,7 +98,14 @@ def train(
                  "rollout.engine_url": engine_url, "rollout.max_staleness": max_staleness,
                  "algo.off_policy_correction": off_policy_correction}
         cfg = load_config(TrainingConfig, config, overrides=flags)
-        results = Trainer(cfg, run_dir, resume=resume, progress=progress).run()
+        trainer = Trainer(cfg, run_dir, resume=resume, progress=progress)
+        if warm_start_only:
+            metrics = trainer.warm_start_only()
+            print_result_line({**metrics, "model": str(run_dir / WARM_START_MODEL)})
+            return
+        results = trainer.run()
+    except WarmStartRejected as exc:
+        fail(f"{exc}; its model is kept in {run_dir / WARM_START_MODEL}")
     except (ConfigError, CheckpointError, EngineError, BackendUnavailable, OSError, ValueError) as exc:
         fail(str(exc))
     print_result_line(results.summary())

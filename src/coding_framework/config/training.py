@@ -21,6 +21,7 @@ from coding_framework.config.loader import StrictModel
 from coding_framework.config.model_ref import EndpointSpec, ModelSpec, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
+from coding_framework.config.warm_start import GeneratorWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 
 __all__ = [
@@ -492,6 +493,10 @@ class TrainingConfig(StrictModel):
     reviewer_warm_start: ReviewWarmStartConfig = Field(
         default_factory=ReviewWarmStartConfig,
         description="Supervised training of the Reviewer on self-made review labels before RL.",
+    )
+    warm_start: GeneratorWarmStartConfig = Field(
+        default_factory=GeneratorWarmStartConfig,
+        description="Supervised training of the Generator on passing programs before RL.",
     )
 
     @field_validator("algorithm", mode="before")

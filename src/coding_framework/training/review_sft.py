@@ -28,17 +28,13 @@ from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarm
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.nodes import execution_of
 from coding_framework.llm.base import TokenEngine
-from coding_framework.llm.session import TokenSession, inspect_template
 from coding_framework.problems import Problem
 from coding_framework.rewards.review_credit import review_outcomes
 from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.rollouts.episodes import LockstepEngine, run_lockstep, step_workflow
+from coding_framework.training.sft import encode_turn, fit
 
 __all__ = ["GraderReviewer", "ReviewExample", "review_dataset", "review_sft", "warm_start_reviewer"]
-
-IGNORE = -100
-"""The label torch's cross-entropy skips: every token that is not the Reviewer's own."""
-
 
 class GraderReviewer(StaticReviewer):
     """The static reviewer's analysis led by every failing test the grader reported (the first included,
@@ -109,19 +105,6 @@ async def review_dataset(
     return examples
 
 
-def _encode(tokenizer: object, example: ReviewExample, max_review_tokens: int) -> tuple[list[int], list[int]]:
-    """(input ids, labels): the rendered request and generation prompt, then the review and the token that
-    ends the turn (so the Reviewer learns to stop); labels are IGNORE except on those."""
-    session = TokenSession(tokenizer)
-    session.add_messages(example.messages)
-    session.add_generation_prompt()
-    encode = tokenizer(example.review, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
-    end = tokenizer(inspect_template(tokenizer).assistant_suffix,  # type: ignore[operator]
-                    add_special_tokens=False)["input_ids"]
-    target = [*list(encode)[:max_review_tokens], *end[:1]]
-    return [*session.ids, *target], [IGNORE] * len(session) + target
-
-
 def review_sft(
     model: torch.nn.Module,
     tokenizer: object,
@@ -131,33 +114,15 @@ def review_sft(
     parameters: Sequence[torch.nn.Parameter] | None = None,
 ) -> dict[str, float]:
     """Fine-tune ``parameters`` (default: every trainable one of ``model``) on the useful reviews in
-    ``examples``: mean token cross-entropy on review tokens only, AdamW, ``settings.epochs`` shuffled
-    passes. Returns the first and last epoch's mean loss."""
-    rows = [_encode(tokenizer, e, settings.max_review_tokens) for e in examples if e.useful]
+    ``examples``: mean token cross-entropy on review tokens only (and the token that ends the turn, so
+    the Reviewer learns to stop), AdamW, ``settings.epochs`` shuffled passes. Returns the first and last
+    epoch's mean loss."""
+    rows = [encode_turn(tokenizer, e.messages, e.review, settings.max_review_tokens)
+            for e in examples if e.useful]
     if not rows:
         return {"warm_start/sft_examples": 0.0}
-    device = next(model.parameters()).device
-    params = list(parameters) if parameters is not None else [p for p in model.parameters()
-                                                               if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=settings.lr)
-    generator = torch.Generator().manual_seed(seed)
-    pad = int(getattr(tokenizer, "pad_token_id", None) or 0)
-    epoch_losses = []
-    for _ in range(settings.epochs):
-        order = torch.randperm(len(rows), generator=generator).tolist()
-        losses = []
-        for at in range(0, len(order), settings.micro_batch_size):
-            batch = [rows[i] for i in order[at : at + settings.micro_batch_size]]
-            width = max(len(ids) for ids, _ in batch)
-            ids = torch.tensor([x + [pad] * (width - len(x)) for x, _ in batch], device=device)  # (B, T)
-            labels = torch.tensor([y + [IGNORE] * (width - len(y)) for _, y in batch], device=device)
-            attention = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in batch], device=device)
-            loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            losses.append(float(loss.detach()))
-        epoch_losses.append(sum(losses) / len(losses))
+    epoch_losses = fit(model, tokenizer, rows, epochs=settings.epochs, lr=settings.lr,
+                       micro_batch_size=settings.micro_batch_size, seed=seed, parameters=parameters)
     return {"warm_start/sft_examples": float(len(rows)), "warm_start/loss_first_epoch": epoch_losses[0],
             "warm_start/loss_last_epoch": epoch_losses[-1]}
 

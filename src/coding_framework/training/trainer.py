@@ -36,6 +36,7 @@ from coding_framework.logs import get_logger
 from coding_framework.models.registry import CHALLENGER_ALIAS
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.auditor import tally
+from coding_framework.training.generator_sft import WarmStartRejected, warm_start_generator
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
 from coding_framework.training.rollouts.source import BatchSource
@@ -67,6 +68,8 @@ __all__ = ["FINAL_MODEL", "Trainer"]
 log = get_logger(__name__)
 
 FINAL_MODEL = "final_model"
+WARM_START_MODEL = "warm_start_model"
+WARM_START_FILE = "warm_start.json"
 
 
 class Trainer:
@@ -275,6 +278,8 @@ class Trainer:
                 trackers.log_params({"algorithm": self.spec.name, **self.config.model_dump(mode="json")})
                 trackers.log_params({"data_sha256": self.data.sha256})
                 trackers.log_file(self.run_dir / MANIFEST_FILE)
+                if self.config.warm_start.enabled:
+                    self._warm_start(trackers)
             with Grader(self.config.workflow.sandbox) as grader:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
                 try:
@@ -303,6 +308,34 @@ class Trainer:
             raise
         finally:
             trackers.finish(status)
+
+    def warm_start_only(self) -> dict[str, float]:
+        """Run the Generator's warm start alone (``warm_start``, enabled or not) and keep its model in
+        ``run_dir/warm_start_model``: the non-RL baseline. Its metrics, also in ``warm_start.json``."""
+        trackers = Trackers(self.config.tracking, self.run_dir, resume=False)
+        status = "FAILED"
+        try:
+            trackers.log_params({"algorithm": "warm_start", **self.config.model_dump(mode="json")})
+            metrics = self._warm_start(trackers)
+            status = "FINISHED"
+            return metrics
+        finally:
+            trackers.finish(status)
+            self.close()
+
+    def _warm_start(self, trackers: Trackers) -> dict[str, float]:
+        """Fine-tune the Generator on passing programs before RL; the model it leaves is kept (also when
+        its gate refuses it, for inspection), its metrics logged at step 0."""
+        try:
+            metrics = warm_start_generator(self.engine, self.model, self.train_problems, self.heldout,
+                                           self.config.warm_start, self.config.seed, self.progress)
+        except WarmStartRejected:
+            self.policies.save_model(self.run_dir / WARM_START_MODEL, self.tokenizer)
+            raise
+        self.policies.save_model(self.run_dir / WARM_START_MODEL, self.tokenizer)
+        (self.run_dir / WARM_START_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
+        trackers.log_metrics(metrics, step=0)
+        return metrics
 
     def _loop(self, grader: Grader, trackers: Trackers, start: float) -> TrainingResults:
         cfg = self.config

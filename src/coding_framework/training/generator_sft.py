@@ -1,0 +1,112 @@
+"""The Generator's warm start: supervised fine-tuning on programs known to pass, before RL.
+
+RL learns only from groups whose samples differ, and a small model passes almost none of a real training
+set, so most groups are flat. Fine-tuning first on passing programs (the problems' reference solutions and
+the policy's own passing samples: rejection-sampling fine-tuning) moves the policy to where RL has signal.
+Each example is the Generator's own request (``problems.prompts.generation_messages``, rendered by the chat
+template as a TokenSession renders it) answered by the program in a python block, the form
+``agents.generator.code_from_answer`` reads. Only the answer's tokens carry loss.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+from coding_framework.agents.generator import CodeGenerator
+from coding_framework.config.warm_start import GeneratorWarmStartConfig
+from coding_framework.llm.base import TokenEngine
+from coding_framework.problems import Problem
+from coding_framework.problems.prompts import generation_messages
+from coding_framework.training.sft import Row, encode_turn, fit, mean_loss
+
+__all__ = ["WarmStartRejected", "answer_for", "sft_rows", "warm_start_generator"]
+
+
+class WarmStartRejected(RuntimeError):
+    """The warm start did not lower the held-out loss enough; the message gives both losses."""
+
+
+def answer_for(program: str) -> str:
+    return f"```python\n{program.strip()}\n```"
+
+
+def sft_rows(tokenizer: object, problems: Sequence[Problem], settings: GeneratorWarmStartConfig) -> list[Row]:
+    """One example per passing program (at most ``solutions_per_problem`` a problem, in the order the
+    problem lists them); an answer past ``max_answer_tokens`` is left out, not cut."""
+    rows = []
+    for problem in problems:
+        messages = generation_messages(problem)
+        for program in problem.solutions[: settings.solutions_per_problem]:
+            answer = answer_for(program)
+            if _fits(tokenizer, answer, settings.max_answer_tokens):
+                rows.append(encode_turn(tokenizer, messages, answer, settings.max_answer_tokens))
+    return rows
+
+
+def _fits(tokenizer: object, answer: str, limit: int) -> bool:
+    return len(tokenizer(answer, add_special_tokens=False)["input_ids"]) <= limit  # type: ignore[operator]
+
+
+def warm_start_generator(
+    engine: TokenEngine,
+    model: torch.nn.Module,
+    problems: Sequence[Problem],
+    heldout: Sequence[Problem],
+    settings: GeneratorWarmStartConfig,
+    seed: int,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Fine-tune the Generator on ``problems``' passing programs: its adapter when ``engine`` decodes
+    through per-role adapters, else ``model``. Metrics under ``warm_start/``, the held-out loss before
+    and after among them; ``WarmStartRejected`` when the gate (``max_heldout_loss_ratio``) fails."""
+    started = time.perf_counter()
+    tokenizer = engine.tokenizer
+    rows = sft_rows(tokenizer, problems, settings)
+    if not rows:
+        raise WarmStartRejected("the warm start has no examples: no training problem carries a solution")
+    held = sft_rows(tokenizer, heldout[: settings.heldout_limit], settings)
+    adapters: Any = getattr(engine, "adapters", None)
+    adapter = adapters.adapter_for(CodeGenerator.role) if adapters is not None else None
+    target = adapters.base if adapter is not None else model
+    params = adapters.parameters(adapter) if adapter is not None else None
+    report = _progress_lines() if progress else None
+    with adapters.using(adapter) if adapter is not None else nullcontext():
+        before = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+        losses = fit(target, tokenizer, rows, epochs=settings.epochs, lr=settings.lr,
+                     micro_batch_size=settings.micro_batch_size, seed=seed, parameters=params,
+                     on_batch=report)
+        after = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+    metrics = {
+        "warm_start/examples": float(len(rows)),
+        "warm_start/problems": float(sum(bool(p.solutions) for p in problems)),
+        "warm_start/loss_first_epoch": losses[0],
+        "warm_start/loss_last_epoch": losses[-1],
+        "warm_start/heldout_examples": float(len(held)),
+        "warm_start/heldout_loss_before": before,
+        "warm_start/heldout_loss_after": after,
+        "warm_start/seconds": time.perf_counter() - started,
+    }
+    if held and not after < settings.max_heldout_loss_ratio * before:
+        raise WarmStartRejected(
+            f"the warm start did not lower the held-out loss enough: {before:.4f} -> {after:.4f} (the gate "
+            f"wants below {settings.max_heldout_loss_ratio:g} x before); lower warm_start.lr or epochs"
+        )
+    return metrics
+
+
+def _progress_lines() -> Any:
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done == total or now - last[0] > 30:
+            last[0] = now
+            print(f"warm start: batch {done}/{total}", file=sys.stderr, flush=True)
+
+    return report

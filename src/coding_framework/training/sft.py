@@ -1,0 +1,106 @@
+"""Supervised fine-tuning on chat turns: encode a request and its answer the way a TokenSession renders
+them, and fit or score a model on the answer tokens only. The Reviewer's warm start (``review_sft``) and
+the Generator's (``generator_sft``) both train through it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from coding_framework.llm.session import TokenSession, inspect_template
+
+__all__ = ["IGNORE", "Row", "encode_turn", "fit", "mean_loss"]
+
+IGNORE = -100
+"""The label torch's cross-entropy skips: every token that is not the answer's own."""
+
+Row = tuple[list[int], list[int]]
+"""(input ids, labels) of one example."""
+
+
+def encode_turn(
+    tokenizer: object, messages: Sequence[dict[str, str]], answer: str, max_answer_tokens: int
+) -> Row:
+    """The rendered ``messages`` and generation prompt, then ``answer`` (cut to ``max_answer_tokens``) and
+    the token that ends the turn, so the model learns to stop; labels are IGNORE except on those."""
+    session = TokenSession(tokenizer)
+    session.add_messages(list(messages))
+    session.add_generation_prompt()
+    encode = tokenizer(answer, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+    end = tokenizer(inspect_template(tokenizer).assistant_suffix,  # type: ignore[operator]
+                    add_special_tokens=False)["input_ids"]
+    target = [*list(encode)[:max_answer_tokens], *end[:1]]
+    return [*session.ids, *target], [IGNORE] * len(session) + target
+
+
+def _batches(rows: Sequence[Row], order: Sequence[int], size: int, pad: int, device: torch.device
+             ) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    out = []
+    for at in range(0, len(order), size):
+        batch = [rows[i] for i in order[at : at + size]]
+        width = max(len(ids) for ids, _ in batch)
+        ids = torch.tensor([x + [pad] * (width - len(x)) for x, _ in batch], device=device)  # (B, T)
+        labels = torch.tensor([y + [IGNORE] * (width - len(y)) for _, y in batch], device=device)
+        attention = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in batch], device=device)
+        out.append((ids, labels, attention))
+    return out
+
+
+def _pad_id(tokenizer: object) -> int:
+    return int(getattr(tokenizer, "pad_token_id", None) or 0)
+
+
+def fit(
+    model: torch.nn.Module,
+    tokenizer: object,
+    rows: Sequence[Row],
+    *,
+    epochs: int,
+    lr: float,
+    micro_batch_size: int,
+    seed: int,
+    parameters: Sequence[torch.nn.Parameter] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> list[float]:
+    """Fine-tune ``parameters`` (default: every trainable one of ``model``) on ``rows``: mean token
+    cross-entropy on the labelled tokens, AdamW, ``epochs`` shuffled passes. Each epoch's mean loss.
+    ``on_batch`` (a callable taking the batches done and the total) reports progress."""
+    device = next(model.parameters()).device
+    params = list(parameters) if parameters is not None else [
+        p for p in model.parameters() if p.requires_grad
+    ]
+    optimizer = torch.optim.AdamW(params, lr=lr)
+    generator = torch.Generator().manual_seed(seed)
+    per_epoch = -(-len(rows) // micro_batch_size)
+    epoch_losses = []
+    for epoch in range(epochs):
+        order = torch.randperm(len(rows), generator=generator).tolist()
+        losses = []
+        for i, (ids, labels, attention) in enumerate(
+            _batches(rows, order, micro_batch_size, _pad_id(tokenizer), device)
+        ):
+            loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+            if on_batch is not None:
+                on_batch(epoch * per_epoch + i + 1, epochs * per_epoch)
+        epoch_losses.append(sum(losses) / len(losses))
+    return epoch_losses
+
+
+@torch.no_grad()
+def mean_loss(model: torch.nn.Module, tokenizer: object, rows: Sequence[Row], micro_batch_size: int) -> float:
+    """Cross-entropy per labelled token over ``rows`` (every token weighs the same, whatever its batch)."""
+    device = next(model.parameters()).device
+    total, tokens = 0.0, 0
+    for ids, labels, attention in _batches(rows, range(len(rows)), micro_batch_size, _pad_id(tokenizer),
+                                           device):
+        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+        target = labels[:, 1:]
+        total += float(torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORE, reduction="sum"))
+        tokens += int((target != IGNORE).sum())
+    return total / max(tokens, 1)
