@@ -17,10 +17,14 @@ reader can find it) and `figures:`, one entry per figure in the order they appea
 - after the pointer, ` | len` (a list's or an object's size: "0 disagreements" is `.../disagreements | len`),
   ` | sum`, ` | min` or ` | max` over the values a `*` in the pointer stands for (`#/aa/*/fpr | max`), and
   ` | *100` where the file holds a fraction the README shows as a percentage or as points, or ` | *N` where
-  it holds a rate over N the text shows as a count (46 of "46/136" is `#/arms/a/pass_rate | *136`).
+  it holds a rate over N the text shows as a count (46 of "46/136" is `#/arms/a/pass_rate | *136`), and
+  ` | 1-` for the rest of a fraction (the same-task problems a detector keeps are `#/.../recall | 1-`).
 - several bindings joined by ` & `: one figure that stands for each of them ("30 tasks each").
-- `label: why`: a number that names something (seed 2, step 3) or states a target rather than measures it;
-  the reason is required and kept short.
+- `name: why` or `setting: why`, the only unbound numbers: one that names something (seed 2, step 3, HTTP
+  404, a version) or one that states a setting (a config value, a command-line option, a target the code is
+  held to). The reason is required and kept short. A number that is neither, measured but with no result
+  file, has no place in these documents: rewrite the sentence or file the result.
+- Numbers written as words are figures too ("two", "half", "twice"): see `WORDS` for the ones counted.
 
 A ratio (a figure followed by x or %) bound to a file whose load average before or during the run was 1.0
 or more (2 cores: another job shared the CPU) carries, in its clause, the marker "(loaded: load average B
@@ -31,8 +35,8 @@ was complete, or summed up from such files): those rows stand in the README's "H
 here)" table, bound the same way under `README.md history:`, each naming in its last cell a listed file it
 binds; a History row that binds no listed file belongs in the results tables again.
 
-The README's prose (paragraphs and list items outside the results tables), benchmarks/README.md and the
-docs in DOCUMENTS (their tables too) are bound block by block, under `README.md prose:`,
+The rest of README.md (paragraphs, list items and tables outside those two sections), benchmarks/README.md and
+every doc under docs/ (DOCUMENTS) are bound block by block, under `README.md prose:`,
 `benchmarks/README.md:` and each doc's path: each block that
 holds a number, in order, as `block:` (a piece of its text) and `figures:` in the forms above, or `unbound:
 why` for a block not bound yet (a row whose result is still being filed), which the self-test skips. A
@@ -66,6 +70,18 @@ HISTORY = "## History (not reproducible here)"
 # A number with its sign, where no letter, digit or point comes before the sign (1.2-2.25% is a range);
 # 1,640 and 3.0e-06 are one number each.
 NUMBER = re.compile(r"(?:(?<![\w.])[+-])?\d[\d,]*(?:\.\d+)*(?:e-?\d+)?")
+# Numbers written as words are figures too, each standing for its numeral at that precision. Not counted:
+# "one", which here is nearly always an article or a pronoun ("one policy", "one of them"), ordinals (first,
+# second, third) and vague quantities (few, several, many).
+_COUNTS = ("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+           "seventeen eighteen nineteen twenty")
+WORDS = {"zero": "0", **{word: str(n) for n, word in enumerate(_COUNTS.split(), 2)},
+         "dozen": "12", "hundred": "100", "thousand": "1000",
+         "half": "0.5", "twice": "2", "double": "2", "triple": "3"}
+WORD = re.compile(r"\b(?:" + "|".join(WORDS) + r")\b", re.IGNORECASE)
+# An unbound number is a label of one of these kinds, with its why: a name (seed 2, step 3, HTTP 404, a
+# version) or a setting (a config value, a command-line option, a target the code is held to).
+LABELS = ("name:", "setting:")
 
 
 def results_rows(readme: str, heading: str = SECTION) -> list[str]:
@@ -83,7 +99,16 @@ def _is_header(row: str, rows: list[str]) -> bool:
 class Figure(NamedTuple):
     start: int  # where in the row
     end: int
-    token: str  # as shown, sign included: "+0.139", "1,640", "3.0e-06"
+    token: str  # as shown, sign included: "+0.139", "1,640", "3.0e-06", or a word: "two", "half"
+
+
+def numeral(token: str) -> str:
+    """The figure in digits: a word's numeral ("two" -> "2", "half" -> "0.5"), else the token itself."""
+    return WORDS.get(token.lower(), token)
+
+
+def is_label(entry: str) -> bool:
+    return entry.startswith(LABELS)
 
 
 def row_figures(row: str) -> list[Figure]:
@@ -104,7 +129,8 @@ def block_figures(block: str, start: int = 0) -> list[Figure]:
         if glued or digits.count(".") > 1:
             continue  # pass@1, r=8, Qwen2, 4.5M, versions: labels, not figures
         found.append(Figure(match.start(), match.start() + len(token), token))
-    return found
+    found += [Figure(m.start(), m.end(), m.group()) for m in WORD.finditer(text, start)]
+    return sorted(found)
 
 
 @functools.cache
@@ -126,15 +152,17 @@ def lookup(binding: str) -> list[float]:
             key = key.replace("~1", "/").replace("~0", "~")
             nodes = [c for n in nodes for c in ((n.values() if isinstance(n, dict) else n) if key == "*"
                                                 else [n[int(key)] if isinstance(n, list) else n[key]])]
-        scale = 1.0
+        scale, complement = 1.0, False
         for step in steps:
             if step.startswith("*"):
                 scale = float(step[1:])
+            elif step == "1-":
+                complement = True
             else:
                 nodes = [REDUCE[step](nodes[0] if step == "len" else nodes)]
         if len(nodes) != 1 or isinstance(nodes[0], bool) or not isinstance(nodes[0], int | float):
             raise TypeError(f"{part} is {nodes!r}, not one number (a * in the pointer needs a reducer)")
-        values.append(float(nodes[0]) * scale)
+        values.append((1 - float(nodes[0]) if complement else float(nodes[0])) * scale)
     return values
 
 
@@ -153,16 +181,20 @@ def disowned(name: str, figures: list[Figure], entries: list[str]) -> list[str]:
         return [f"{name}: {len(figures)} figures {[f.token for f in figures]}, {len(entries)} bound"]
     problems = []
     for figure, entry in zip(figures, entries, strict=True):
-        if entry.startswith("label:"):
-            if not entry.removeprefix("label:").strip():
+        if is_label(entry):
+            if not entry.split(":", 1)[1].strip():
                 problems.append(f"{name}: {figure.token} is a label without its why")
+            continue
+        if ".json#" not in entry:
+            problems.append(f"{name}: {figure.token} is bound as {entry!r}: neither file.json#/pointer nor a "
+                            f"label ({', '.join(LABELS)} why); a figure that is neither needs a record")
             continue
         try:
             values = lookup(entry)
         except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
             problems.append(f"{name}: {figure.token} bound to {entry}: {exc!r}")
             continue
-        if not all(shows(figure.token, value) for value in values):
+        if not all(shows(numeral(figure.token), value) for value in values):
             problems.append(f"{name}: {figure.token} is not {entry} ({values})")
     return problems
 
@@ -180,22 +212,24 @@ def unbacked(readme: str, bindings: list[dict[str, Any]], heading: str = SECTION
     return problems
 
 
-def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
-    """(block, where its figures start) for each paragraph, list item and (with ``tables``) table row of
-    ``doc`` that holds a figure, outside code fences and headings; a row's figures start after its first
-    cell. Each block is its exact text in ``doc``, lines joined by newlines."""
+def blocks(doc: str) -> list[tuple[str, int]]:
+    """(block, where its figures start) for each paragraph, list item and table row of ``doc`` that holds a
+    figure, outside code fences, headings and the row-bound sections' tables (``ROW_BOUND``); a row's figures
+    start after its first cell. Each block is its exact text in ``doc``, lines joined by newlines."""
     found: list[list[str]] = []
-    fenced, joinable = False, False
+    fenced, joinable, row_bound = False, False, False
     for line in doc.splitlines():
         if line.startswith("```"):
             fenced, joinable = not fenced, False
         elif fenced or not line.strip() or line.startswith("#"):
+            if not fenced and line.startswith("## "):
+                row_bound = line in ROW_BOUND
             joinable = False
         elif line.startswith("|"):
             if re.fullmatch(r"\|[\s|:-]+\|", line):
-                if tables and found and found[-1][0].startswith("|"):
+                if not row_bound and found and found[-1][0].startswith("|"):
                     found.pop()  # the header row above a separator names columns
-            elif tables:
+            elif not row_bound:
                 found.append([line])
             joinable = False
         elif joinable and not re.match(r"\s*(?:[-*]|\d+\.) ", line):
@@ -212,19 +246,21 @@ def blocks(doc: str, tables: bool) -> list[tuple[str, int]]:
     return out
 
 
-# The documents bound block by block (besides README.md's results rows): name -> (file, tables included).
+# The documents bound block by block: name -> file. README.md's results and History rows are bound row by row
+# instead; every other table row, paragraph and list item of README.md, benchmarks/README.md and every doc
+# under docs/ is a block (a new doc is covered the moment it exists).
 DOCUMENTS = {
-    "README.md prose": ("README.md", False),
-    "benchmarks/README.md": ("benchmarks/README.md", True),
-    **{f"docs/{name}.md": (f"docs/{name}.md", True)
-       for name in ("async_training", "data_pipeline", "review_credit", "trust_tiers", "scale_out")},
+    "README.md prose": "README.md",
+    "benchmarks/README.md": "benchmarks/README.md",
+    **{f"docs/{path.name}": f"docs/{path.name}" for path in sorted((ROOT / "docs").glob("*.md"))},
 }
+ROW_BOUND = (SECTION, HISTORY)
 
 
-def unbacked_blocks(doc: str, tables: bool, entries: list[dict[str, Any]]) -> list[str]:
+def unbacked_blocks(doc: str, entries: list[dict[str, Any]]) -> list[str]:
     """As ``unbacked`` for every block of ``doc`` that holds a figure, in order: each entry's ``block`` is a
     piece of its block's text, then ``figures``, or ``unbound: why`` for a block not bound yet."""
-    found = blocks(doc, tables)
+    found = blocks(doc)
     counted = f"{len(found)} blocks with figures, {len(entries)} entries"
     problems = [] if len(found) == len(entries) else [counted]
     for (block, start), entry in zip(found, entries, strict=False):
@@ -248,7 +284,7 @@ def history_files() -> frozenset[str]:
 
 def bound_files(entry: str) -> set[str]:
     """The result files a binding reads (none for a label)."""
-    if entry.startswith("label:"):
+    if is_label(entry):
         return set()
     return {part.split("#", 1)[0].strip() for part in entry.split(" & ")}
 
@@ -290,7 +326,7 @@ def unmarked_loaded_ratios(readme: str, bindings: list[dict[str, Any]], heading:
     problems = []
     for row, bound in zip(results_rows(readme, heading), bindings, strict=True):
         for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
-            if entry.startswith("label:") or row[figure.end:figure.end + 1] not in ("x", "%"):
+            if is_label(entry) or row[figure.end:figure.end + 1] not in ("x", "%"):
                 continue
             files = {part.split("#", 1)[0].strip() for part in entry.split(" & ")}
             clause = re.split(r"[;|]", row[figure.end:], maxsplit=1)[0]
@@ -317,16 +353,15 @@ def history_bindings() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def documents() -> dict[str, tuple[str, bool, list[dict[str, Any]]]]:
-    """name -> (the document's text, tables included, its block bindings)."""
+    """name -> (the document's text, its block bindings)."""
     side = yaml.safe_load(BINDINGS.read_text())
-    return {name: ((ROOT / path).read_text(), tables, side[name])
-            for name, (path, tables) in DOCUMENTS.items()}
+    return {name: ((ROOT / path).read_text(), side.get(name, [])) for name, path in DOCUMENTS.items()}
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
 def test_every_figure_of_the_prose_and_benchmarks_readme_is_its_bound_key(documents, name: str) -> None:
-    doc, tables, entries = documents[name]
-    assert unbacked_blocks(doc, tables, entries) == []
+    doc, entries = documents[name]
+    assert unbacked_blocks(doc, entries) == []
 
 
 def test_every_readme_figure_is_its_bound_key(readme, bindings) -> None:
@@ -344,7 +379,7 @@ def test_no_results_figure_rests_on_a_history_file(bindings, history_bindings) -
     (or summed up from such files) stands under History, which says so."""
     history = history_files()
     assert resting_on_history(bindings, history) == []
-    figures = [e for b in bindings for e in b["figures"] if not e.startswith("label:")]
+    figures = [e for b in bindings for e in b["figures"] if not is_label(e)]
     old = [e for b in history_bindings for e in b["figures"] if bound_files(e) & history]
     print(f"results tables: {len(figures)} bound figures, 0 from the {len(history)} history files; "
           f"History: {len(results_rows((ROOT / 'README.md').read_text(), HISTORY))} rows, {len(old)} figures")
@@ -400,24 +435,24 @@ def test_every_bound_figure_perturbed_is_caught(readme, bindings, history_bindin
     for heading, rows_bound in ((SECTION, bindings), (HISTORY, history_bindings)):
         for row, bound in zip(results_rows(readme, heading), rows_bound, strict=True):
             for figure, entry in zip(row_figures(row), bound["figures"], strict=True):
-                if entry.startswith("label:"):
+                if is_label(entry):
                     continue
-                for changed in _perturbed(figure.token):
+                for changed in _perturbed(numeral(figure.token)):
                     total += 1
                     perturbed = readme.replace(row, row[:figure.start] + changed + row[figure.end:])
                     if not unbacked(perturbed, rows_bound, heading):
                         missed.append(f"{bound['row']}: {figure.token} -> {changed}")
-    for doc, tables, entries in documents.values():
-        for (block, start), entry in zip(blocks(doc, tables), entries, strict=True):
+    for doc, entries in documents.values():
+        for (block, start), entry in zip(blocks(doc), entries, strict=True):
             if "unbound" in entry:
                 continue
             for figure, bound in zip(block_figures(block, start), entry["figures"], strict=True):
-                if bound.startswith("label:"):
+                if is_label(bound):
                     continue
-                for changed in _perturbed(figure.token):
+                for changed in _perturbed(numeral(figure.token)):
                     total += 1
                     perturbed = doc.replace(block, block[:figure.start] + changed + block[figure.end:])
-                    if not unbacked_blocks(perturbed, tables, entries):
+                    if not unbacked_blocks(perturbed, entries):
                         missed.append(f"{entry['block']}: {figure.token} -> {changed}")
     print(f"{total - len(missed)}/{total} perturbed figures caught")
     assert total >= 300 and missed == [], f"{len(missed)}/{total} perturbed figures passed: {missed}"
@@ -428,19 +463,23 @@ def test_a_figure_added_a_row_unbound_or_a_bare_label_fails(readme, bindings) ->
     cells = row.rsplit("|", 2)
     assert unbacked(readme.replace(row, f"{cells[0]}| 0.5 {cells[1]}|{cells[2]}"), bindings)
     assert unbacked(readme, bindings[:-1])
-    bare = [dict(b, figures=["label:" if e.startswith("label:") else e for e in b["figures"]])
+    bare = [dict(b, figures=[e.split(":", 1)[0] + ":" if is_label(e) else e for e in b["figures"]])
             for b in bindings]
     assert any("a label without its why" in problem for problem in unbacked(readme, bare))
+    untyped = [dict(b, figures=["label: a number" if is_label(e) else e for e in b["figures"]])
+               for b in bindings]
+    assert any("neither file.json" in problem for problem in unbacked(readme, untyped))
 
 
 def test_a_figure_added_to_a_block_or_a_block_left_out_fails(documents) -> None:
-    doc, tables, entries = documents["README.md prose"]
-    block, _ = blocks(doc, tables)[1]
-    assert unbacked_blocks(doc.replace(block, block + " 0.5"), tables, entries)
-    assert unbacked_blocks(doc, tables, entries[:-1])
-    doc, tables, entries = documents["benchmarks/README.md"]
+    doc, entries = documents["README.md prose"]
+    block, _ = blocks(doc)[1]
+    assert unbacked_blocks(doc.replace(block, block + " 0.5"), entries)
+    assert unbacked_blocks(doc.replace(block, block + " twice"), entries)
+    assert unbacked_blocks(doc, entries[:-1])
+    doc, entries = documents["benchmarks/README.md"]
     bare = [{"block": entries[0]["block"], "unbound": " "}, *entries[1:]]
-    assert any("unbound without its why" in problem for problem in unbacked_blocks(doc, tables, bare))
+    assert any("unbound without its why" in problem for problem in unbacked_blocks(doc, bare))
 
 
 @pytest.mark.parametrize(("token", "value", "ok"), [
