@@ -45,6 +45,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "quickstart_lora": TrainingConfig,
     "per_role_lora": TrainingConfig,
     "smollm2_lora": TrainingConfig,
+    "smollm2_grpo": TrainingConfig,
     "serving": ServingConfig,
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,

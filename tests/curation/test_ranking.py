@@ -104,3 +104,37 @@ def test_training_attaches_stored_pass_rates_by_task_id(tmp_path: Path) -> None:
     assert out[1:] == problems[1:]
     with pytest.raises(ConfigError, match=r"data\.pass_rates: .*missing\.jsonl: no such file"):
         with_stored_pass_rates(problems, tmp_path / "missing.jsonl")
+
+
+def test_passing_programs_join_the_reference_solutions_once() -> None:
+    problem = builtin_problems()[0]
+    ref = problem.solutions[0]
+    outcomes = [(problem.task_id, True), (problem.task_id, True), (problem.task_id, False)]
+    mine = "def f():\n    return 1\n"
+    [ranked] = with_pass_rates([problem], outcomes, "m", {problem.task_id: [mine, ref, mine]})
+    assert ranked.solutions == [*problem.solutions, mine] and ranked.solutions[0] == ref
+
+
+def test_the_pass_rate_band_keeps_learnable_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    from coding_framework.config import ConfigError, load_config
+    from coding_framework.config.training import TrainingConfig
+    from coding_framework.training.run.data import prepare_data
+
+    problems, held = builtin_problems()[:4], builtin_problems()[4:6]
+    outcomes = [(problems[0].task_id, True), (problems[1].task_id, False),
+                (problems[2].task_id, True), (problems[2].task_id, False)]  # fmt: skip
+    ranked = write_problem_records(with_pass_rates(problems[:3], outcomes, "m"), tmp_path / "r.jsonl")
+    source = write_problem_records(problems, tmp_path / "train.jsonl")
+    heldout = write_problem_records(held, tmp_path / "held.jsonl")
+    data = {"train": [str(source)], "heldout": str(heldout), "pass_rates": str(ranked),
+            "pass_rate_band": [0.1, 0.9], "decontamination": {"against": []}}
+    config = TrainingConfig.model_validate({"data": data, "eval": {"benchmarks": []}})
+    prepared = prepare_data(config)
+    assert [p.task_id for p in prepared.train] == [problems[2].task_id]
+    assert prepared.manifest["pass_rate_band"] == {"band": [0.1, 0.9], "kept": 1, "below": 1, "above": 1,
+                                                   "unranked": 1}
+    assert prepared.warm_start is not None and len(prepared.warm_start) == 4
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data: {pass_rate_band: [0.1, 0.9]}\n")
+    with pytest.raises(ConfigError, match="pass_rate_band needs pass_rates"):
+        load_config(TrainingConfig, str(bad))

@@ -6,6 +6,7 @@ reads back (here and in `evaluate`), and a PNG of the pass/kill-rate distributio
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -114,6 +115,20 @@ def rank(
     rounds: Annotated[
         int, typer.Option(min=1, help="Workflow rounds per sample (1: single-draft pass rate).")
     ] = 1,
+    temperature: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="The sampling temperature (default: the agents config's); rank at the "
+                     "temperature RL will sample at."),
+    ] = None,
+    max_new_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Most tokens per answer (default: the agents config's).")
+    ] = None,
+    keep_passing: Annotated[
+        bool,
+        typer.Option(help="Also store each distinct passing program on its problem, after the reference "
+                     "solutions (what the Generator's warm start learns from)."),
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seeds the sampling.")] = 0,
 ) -> None:
     """Store each problem's empirical pass rate under MODEL (n samples each) and write them out."""
     from coding_framework.config import ConfigError
@@ -128,10 +143,22 @@ def rank(
     try:
         config = workflow_config(model=ref, max_rounds=rounds)
         config.sandbox = sandbox_settings(None)
+        if temperature is not None:
+            config.agents.generator.sampling.temperature = temperature
+        if max_new_tokens is not None:
+            config.agents.generator.sampling.max_new_tokens = max_new_tokens
+        started = time.perf_counter()
         with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
-            report = supervisor.evaluate(problems, n_samples=n)
+            report = supervisor.evaluate(problems, n_samples=n, seed=seed)
         outcomes = [(s["task_id"], s["passed"]) for s in report.samples]
-        ranked = with_pass_rates(problems, outcomes, str(ref))
+        passing: dict[str, list[str]] = {}
+        if keep_passing:
+            by_id = {p.task_id: p for p in problems}
+            for s in report.samples:
+                if s["passed"]:
+                    passing.setdefault(s["task_id"], []).append(by_id[s["task_id"]].completion_program(
+                        s["completion"]))
+        ranked = with_pass_rates(problems, outcomes, str(ref), passing)
     except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
     path, plot = _write(ranked, out, benchmark)
@@ -139,7 +166,10 @@ def rank(
     typer.echo(f"ranked {len(ranked)} problems x {n} samples -> {path} (plot: {plot})", err=True)
     print_result_line(
         {"benchmark": benchmark, "problems": len(ranked), "n": n, "model": model,
-         "mean_pass_rate": sum(rates) / len(rates), "out": str(path), "plot": str(plot)}
+         "mean_pass_rate": sum(rates) / len(rates), "p0": sum(r == 0 for r in rates),
+         "p_mixed": sum(0 < r < 1 for r in rates), "p1": sum(r == 1 for r in rates),
+         "own_programs": sum(len(v) for v in passing.values()), "request_failures": report.request_failures,
+         "seconds": round(time.perf_counter() - started, 1), "out": str(path), "plot": str(plot)}
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ split differs from the split the embedded model's SFT used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
@@ -21,8 +21,8 @@ from coding_framework.config.loader import StrictModel
 from coding_framework.config.model_ref import EndpointSpec, ModelSpec, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
-from coding_framework.config.warm_start import GeneratorWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
+from coding_framework.config.warm_start import GeneratorWarmStartConfig
 
 __all__ = [
     "AlgoConfig", "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "CurriculumConfig", "DataConfig",
@@ -57,8 +57,9 @@ class DataSource(StrictModel):
 class DecontaminationConfig(StrictModel):
     """Before any step, every training problem is checked against every set the run evaluates on and every
     public benchmark available locally (`public`), and against `against`: exact matches after
-    normalisation, and n-gram overlap of the statement and of the reference solution
-    (`problems.decontaminate`). Secrets and credentials are scanned for too (`scan_secrets`)."""
+    normalisation, n-gram overlap of the statement, the reference solution and the tests
+    (`problems.decontaminate`), and behaviour (`behaviour`). Secrets and credentials are scanned for too
+    (`scan_secrets`)."""
 
     against: list[str] = Field(default_factory=list, description="More sources to check against.")
     public: bool = Field(
@@ -84,6 +85,11 @@ class DecontaminationConfig(StrictModel):
     solution_overlap: float | None = Field(
         None, gt=0, le=1, description="Share of a reference solution's (or the tests') n-grams found that "
         "drops; null: the `mirror_tasks` policy's measured threshold."
+    )
+    behaviour: bool = Field(
+        True, description="Also grade each candidate pair's reference solutions on each other's tests in the "
+        "sandbox (`workflow.sandbox`); a pair that passes both ways is the same task whatever its words "
+        "(`evaluation.decontamination`)."
     )
     on_contamination: Literal["drop", "error"] = Field(
         "drop", description="`drop` contaminated problems (reported), or `error`: refuse the run."
@@ -128,6 +134,13 @@ class DataConfig(StrictModel):
         "attached to the training problems with the same task_id (for `curriculum.by_pass_rate`); a "
         "ranked record that matches no training problem is an error naming the source it was ranked on.",
     )
+    pass_rate_band: tuple[float, float] | None = Field(
+        None,
+        description="[low, high]: RL trains only on problems whose stored pass rate (`pass_rates`) lies in "
+        "the band, e.g. [0.05, 0.95] keeps those where a group can mix passes and fails; unranked problems "
+        "are left out too. The warm start still learns from every training problem. The data manifest "
+        "counts what the band kept and dropped.",
+    )
     train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=list,
         description="Training sources, mixed by weight: registered benchmark splits (`mbpp:train`, "
@@ -141,6 +154,18 @@ class DataConfig(StrictModel):
         "synthetic held-out split.",
     )
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
+
+    @model_validator(mode="after")
+    def _band(self) -> Self:
+        if self.pass_rate_band is not None:
+            low, high = self.pass_rate_band
+            if not 0 <= low <= high <= 1:
+                raise ValueError(f"pass_rate_band must be [low, high] with 0 <= low <= high <= 1, got "
+                                 f"[{low:g}, {high:g}]")
+            if self.pass_rates is None:
+                raise ValueError("pass_rate_band needs pass_rates: a file of ranked problems "
+                                 "(`coding-framework data rank`)")
+        return self
 
 
 class VLLMRolloutConfig(StrictModel):

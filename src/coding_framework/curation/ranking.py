@@ -7,7 +7,7 @@ this module turns their graded outcomes into per-problem pass rates and stores t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from coding_framework.problems import Problem
 
@@ -22,9 +22,14 @@ def pass_rates(outcomes: Iterable[tuple[str, bool]]) -> dict[str, tuple[float, i
 
 
 def with_pass_rates(
-    problems: Sequence[Problem], outcomes: Iterable[tuple[str, bool]], source: str
+    problems: Sequence[Problem],
+    outcomes: Iterable[tuple[str, bool]],
+    source: str,
+    passing: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Problem]:
-    """``problems`` carrying the pass rate ``source`` (a model spec) reached on them.
+    """``problems`` carrying the pass rate ``source`` (a model spec) reached on them. ``passing``: each
+    problem's passing programs, added after its reference solutions (each distinct program once), so a warm
+    start can learn from the policy's own successes.
 
     Every problem must have at least one outcome: a missing one means the samples and problems disagree.
     """
@@ -38,6 +43,7 @@ def with_pass_rates(
                 "pass_rate": rates[p.task_id][0],
                 "pass_rate_n": rates[p.task_id][1],
                 "pass_rate_source": source,
+                "solutions": list(dict.fromkeys([*p.solutions, *(passing or {}).get(p.task_id, ())])),
             }
         )
         for p in problems

@@ -327,7 +327,8 @@ class Trainer:
         """Fine-tune the Generator on passing programs before RL; the model it leaves is kept (also when
         its gate refuses it, for inspection), its metrics logged at step 0."""
         try:
-            metrics = warm_start_generator(self.engine, self.model, self.train_problems, self.heldout,
+            problems = self.data.warm_start or self.train_problems
+            metrics = warm_start_generator(self.engine, self.model, problems, self.heldout,
                                            self.config.warm_start, self.config.seed, self.progress)
         except WarmStartRejected:
             self.policies.save_model(self.run_dir / WARM_START_MODEL, self.tokenizer)

@@ -3,8 +3,10 @@
 ``prepare_data`` loads the training sources (``data.train``, mixed by weight; by default the synthetic
 split), takes the held-out set (``data.heldout``, or a seeded share of the training problems held out by
 task), loads the benchmark slices evaluated while training, refuses an evaluation set that shares a task
-with the training set, then drops training problems that are contaminated (``problems.decontaminate``,
-against every set the run evaluates on and every public benchmark found locally) or hold secrets
+with the training set, then drops training problems that are contaminated (``evaluation.decontamination``:
+the text check of ``problems.decontaminate`` and, with ``data.decontamination.behaviour``, candidate pairs
+graded on each other's tests; against every set the run evaluates on and every public benchmark found
+locally) or hold secrets
 (``problems.secret_scan``). The manifest records the sha256 of the canonical sets, counts by source and
 every drop with what it matched.
 
@@ -25,10 +27,11 @@ from typing import Any
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.rewards import IN_PROCESS_OPT_IN
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
-from coding_framework.grading import tier_of
+from coding_framework.evaluation.decontamination import decontaminate
+from coding_framework.grading import Grader, tier_of
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
-from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind, find_contamination
+from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind
 from coding_framework.problems.secret_scan import find_secrets
 from coding_framework.problems.sources import load_source, parse_source, resolve_source
 from coding_framework.training.algos.seeds import seeded_random
@@ -56,6 +59,9 @@ class TrainingData:
     slices: dict[str, tuple[BenchmarkSlice, list[Problem]]]
     manifest: dict[str, Any] = field(default_factory=dict)
     problems_per_step: int = 1
+    warm_start: list[Problem] | None = None
+    """Every cleaned training problem, before ``data.pass_rate_band`` (the Generator's warm start learns
+    from all of them; RL trains on ``train``). None: ``train``."""
 
     @property
     def sha256(self) -> str:
@@ -112,6 +118,14 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
     if not kept:
         raise ConfigError(f"the training set is empty after cleaning: all {len(train)} problems were dropped "
                           f"({_reasons(dropped)}); see data.decontamination")
+    cleaned = kept
+    banded: dict[str, Any] = {}
+    if data.pass_rate_band is not None:
+        kept, banded = _in_band(kept, data.pass_rate_band)
+        if not kept:
+            raise ConfigError(f"no training problem has a pass rate in data.pass_rate_band {banded['band']} "
+                              f"({banded['below']} below, {banded['above']} above, {banded['unranked']} "
+                              "unranked)")
     kept_ids = {p.task_id for p in kept}
     if weights is not None:
         weights = [w for p, w in zip(train, weights, strict=True) if p.task_id in kept_ids]
@@ -126,6 +140,7 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
         "dropped_by_kind": drops_by_kind(dropped),
         "checked_against": checked,
         "not_checked": unchecked,
+        **({"pass_rate_band": banded} if banded else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
     requested = config.rollout.problems_per_step
@@ -137,7 +152,21 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
                     problems_per_step=per_step, note="each step draws every training problem once")
     train_sha, heldout_sha = manifest["train"]["sha256"], manifest["heldout"]["sha256"]
     manifest["sha256"] = hashlib.sha256(f"{train_sha}\0{heldout_sha}".encode()).hexdigest()
-    return TrainingData(kept, heldout, weights, slices, manifest, per_step)
+    return TrainingData(kept, heldout, weights, slices, manifest, per_step, cleaned)
+
+
+def _in_band(problems: list[Problem], band: tuple[float, float]) -> tuple[list[Problem], dict[str, Any]]:
+    """The problems whose stored pass rate lies in ``band``, and the counts the manifest records."""
+    low, high = band
+    rates = [p.pass_rate for p in problems]
+    kept = [p for p, r in zip(problems, rates, strict=True) if r is not None and low <= r <= high]
+    return kept, {
+        "band": [low, high],
+        "kept": len(kept),
+        "below": sum(r is not None and r < low for r in rates),
+        "above": sum(r is not None and r > high for r in rates),
+        "unranked": sum(r is None for r in rates),
+    }
 
 
 def _mix(parts: Sequence[tuple[str, float, list[Problem]]]
@@ -227,7 +256,12 @@ def _clean(train: list[Problem], evaluated: dict[str, list[Problem]],
     settings = DecontaminationSettings.for_mirror_tasks(
         d.mirror_tasks, ngram=d.ngram, statement_overlap=d.statement_overlap,
         solution_overlap=d.solution_overlap)
-    hits = find_contamination(train, {k: v for k, v in against.items() if v}, settings)
+    sets = {k: v for k, v in against.items() if v}
+    if d.behaviour:
+        with Grader(config.workflow.sandbox) as grader:
+            hits = decontaminate(train, sets, settings, grader)
+    else:
+        hits = decontaminate(train, sets, settings)
     if hits and d.on_contamination == "error":
         first = next(iter(hits.values()))
         raise ConfigError(f"{len(hits)} training problems are contaminated (e.g. {first.task_id!r} matches "

@@ -126,7 +126,7 @@ def with_stored_pass_rates(problems: list[Problem], path: Path) -> list[Problem]
             f"training problem (e.g. {unmatched[0]!r}; ranked on {', '.join(sources)}): rank the problems "
             "this run trains on"
         )
-    fields = ("pass_rate", "pass_rate_source", "pass_rate_n")
+    fields = ("pass_rate", "pass_rate_source", "pass_rate_n", "solutions")  # solutions: with own passing ones
     return [
         p.model_copy(update={f: getattr(ranked[p.task_id], f) for f in fields}) if p.task_id in ranked else p
         for p in problems
