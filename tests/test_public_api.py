@@ -108,8 +108,9 @@ PUBLIC_API = {
         "tune_space",
     ],
     "coding_framework.training.rollouts.engines": [
-        "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",
-        "TrainerEngine", "VLLMRolloutEngine", "behaviour_version",
+        "LocalCopyEngine", "PolicySnapshot", "PolicyWeights", "Produced", "ROLLOUT_ENGINES", "RolloutEngine",
+        "RolloutEngineFactory", "RolloutJob", "RolloutPipeline", "TrainerEngine", "VLLMRolloutEngine",
+        "behaviour_version", "build_rollout_engine", "register_rollout_engine",
     ],
     "coding_framework.training.verl": [
         "CodingAgentLoop", "PreflightConfig", "PreflightReport", "ServerManagerEngine", "TokenServer",

@@ -1,8 +1,12 @@
-"""The sandbox backend registry: `SandboxConfig.backend` names a registered Worker class, checked at build."""
+"""The sandbox backend registry: `SandboxConfig.backend` names a registered Worker class, checked at build; a
+module of the backends package registers without any other edit."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +69,23 @@ def test_the_sandbox_starts_workers_of_the_registered_class(refusing: None) -> N
         BackendUnavailable, match="refusing worker for backend 'refusing'"
     ):
         sb.run(Job(program="x = 1\n", test_code="assert x == 1\n", entry_point="x"))
+
+
+def test_a_module_in_the_package_registers_without_any_other_edit(tmp_path: Path) -> None:
+    (tmp_path / "quiet.py").write_text(
+        "from coding_framework.sandbox.backends.base import register_backend\n"
+        "from coding_framework.sandbox.backends.bwrap import BwrapWorker\n\n\n"
+        "@register_backend('quiet')\n"
+        "class QuietWorker(BwrapWorker):\n"
+        "    pass\n"
+    )
+    script = (  # a fresh interpreter imports the package with tmp_path as one more of its folders
+        "import importlib.util, sys\n"
+        "spec = importlib.util.find_spec('coding_framework.sandbox.backends')\n"
+        f"spec.submodule_search_locations.append({str(tmp_path)!r})\n"
+        "backends = sys.modules[spec.name] = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(backends)\n"
+        "print(backends.get_backend('quiet').__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "QuietWorker"

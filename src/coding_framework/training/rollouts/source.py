@@ -5,7 +5,8 @@ through the training graph (``episodes.collect``) on a rollout engine, refills z
 ``rollout.refill_zero_variance`` asks, shapes the rewards (``scoring``) and turns the episodes into
 training rows after batch hygiene. Its lifecycle:
 
-- ``start(grader, reward_fn, version)``: build the rollout engine and publish the trainer's weights;
+- ``start(grader, reward_fn, version)``: build the rollout engine ``rollout.engine`` names (the registry of
+  ``rollouts.engines``) and publish the trainer's weights;
 - ``take(step)``: step ``step``'s ``StepBatch``;
 - ``advance(version)``: publish the weights an update produced;
 - ``state_dict``/``load_state_dict`` (the sampler's cursor, the running reward moments) and
@@ -25,14 +26,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.grading import Grader
-from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
@@ -42,15 +42,15 @@ from coding_framework.training.algos.hygiene import flat_groups, overlong_hygien
 from coding_framework.training.algos.schedule import ProblemSampler, temperature_at
 from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.rollouts.engines import (
-    LocalCopyEngine,
     PolicySnapshot,
+    PolicyWeights,
     Produced,
     RolloutEngine,
     RolloutJob,
     RolloutPipeline,
     TrainerEngine,
-    VLLMRolloutEngine,
     behaviour_version,
+    build_rollout_engine,
 )
 from coding_framework.training.rollouts.episodes import RolloutBatch, collect, step_workflow
 from coding_framework.training.rollouts.scoring import (
@@ -63,22 +63,11 @@ from coding_framework.training.rollouts.scoring import (
 )
 from coding_framework.training.trajectory import Trajectory
 
-__all__ = ["INFLIGHT_FILE", "BatchSource", "PolicyWeights", "StepBatch"]
+__all__ = ["INFLIGHT_FILE", "BatchSource", "StepBatch"]
 
 log = get_logger(__name__)
 
 INFLIGHT_FILE = "inflight.pt"  # a checkpoint's batches submitted but not trained on, and their weights
-
-
-class PolicyWeights(Protocol):
-    """What the batch source needs of the policy being trained (``RolePolicies``): its role adapters (None:
-    the whole model is trained), a CPU copy of its trained weights, and a save of the model."""
-
-    adapters: RoleAdapters | None
-
-    def snapshot(self) -> PolicySnapshot: ...
-
-    def save_model(self, directory: Path, tokenizer: Any) -> None: ...
 
 
 @dataclass
@@ -131,11 +120,11 @@ class BatchSource:
                 rollout = self._refill(rollout, job, engine, workflow, grader, reward_fn)
             return rollout
 
-        pipeline = RolloutPipeline(self._rollout_engine(), cfg.rollout.max_staleness, cfg.steps, draw,
-                                   produce)
+        engine = build_rollout_engine(cfg, self.engine, self.policy, self.work_dir)
+        pipeline = RolloutPipeline(engine, cfg.rollout.max_staleness, cfg.steps, draw, produce)
         try:
             pending, snapshots = self._inflight
-            sync_s = pipeline.start(version, self._snapshot(), pending, snapshots)
+            sync_s = pipeline.start(version, self._snapshot(engine), pending, snapshots)
         except BaseException:
             pipeline.close()
             raise
@@ -161,7 +150,8 @@ class BatchSource:
 
     def advance(self, version: int) -> float:
         """Publish the policy's weights as ``version`` (after an update); the sync seconds."""
-        return self._started().advance(version, self._snapshot())
+        pipeline = self._started()
+        return pipeline.advance(version, self._snapshot(pipeline.engine))
 
     def eval_engine(self) -> TokenEngine:
         """The current policy as ``eval.engine`` names it: the trainer's engine, or the rollout engine's
@@ -207,21 +197,9 @@ class BatchSource:
             raise RuntimeError("the batch source has not started: call start() first")
         return self.pipeline
 
-    def _snapshot(self) -> PolicySnapshot:
-        """The weights a rollout engine other than the trainer's own needs (none for that one)."""
-        rollout = self.config.rollout
-        return self.policy.snapshot() if rollout.max_staleness or rollout.engine != "local" else {}
-
-    def _rollout_engine(self) -> RolloutEngine:
-        rollout = self.config.rollout
-        if rollout.engine == "vllm":
-            assert self.policy.adapters is not None  # the config refuses vllm without adapters
-            self.policy.save_model(self.work_dir / "base", self.engine.tokenizer)  # the base the server loads
-            return VLLMRolloutEngine(self.config, self.work_dir / "base", self.policy.adapters,
-                                     self.engine.tokenizer, self.work_dir)
-        if rollout.max_staleness:
-            return LocalCopyEngine(self.engine, self.policy.adapters)
-        return TrainerEngine(self.engine)
+    def _snapshot(self, engine: RolloutEngine) -> PolicySnapshot:
+        """The weights ``engine`` needs: none for the trainer's own, which samples with the live weights."""
+        return {} if isinstance(engine, TrainerEngine) else self.policy.snapshot()
 
     def _refill(self, rollout: RolloutBatch, job: RolloutJob, engine: Any, workflow: WorkflowConfig,
                 grader: Grader, reward_fn: CompositeReward) -> RolloutBatch:

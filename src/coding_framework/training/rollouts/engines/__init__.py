@@ -1,5 +1,8 @@
 """Where a run's rollouts are sampled, and the pipeline that keeps them at most K policy versions old.
 
+``rollout.engine`` names a registered engine (``register_rollout_engine``); every module of this package is
+imported below, so an engine's module registers it just by being here.
+
 - ``local``: the trainer's own model (K = 0, today's synchronous trainer) or, with K >= 1, a copy of it
   that loads each policy version's weights (``LocalCopyEngine``);
 - ``vllm``: a vLLM server the run starts or attaches to, which gets each version's LoRA adapters under
@@ -8,7 +11,18 @@
 ``RolloutPipeline`` runs the fixed schedule: step t's batch is sampled by version ``max(0, t - K)``.
 """
 
-from coding_framework.training.rollouts.engines.base import PolicySnapshot, RolloutEngine
+import importlib
+import pkgutil
+
+from coding_framework.training.rollouts.engines.base import (
+    ROLLOUT_ENGINES,
+    PolicySnapshot,
+    PolicyWeights,
+    RolloutEngine,
+    RolloutEngineFactory,
+    build_rollout_engine,
+    register_rollout_engine,
+)
 from coding_framework.training.rollouts.engines.local_copy import LocalCopyEngine, TrainerEngine
 from coding_framework.training.rollouts.engines.pipeline import (
     Produced,
@@ -18,7 +32,11 @@ from coding_framework.training.rollouts.engines.pipeline import (
 )
 from coding_framework.training.rollouts.engines.vllm_engine import VLLMRolloutEngine
 
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
 __all__ = [
-    "LocalCopyEngine", "PolicySnapshot", "Produced", "RolloutEngine", "RolloutJob", "RolloutPipeline",
-    "TrainerEngine", "VLLMRolloutEngine", "behaviour_version",
+    "ROLLOUT_ENGINES", "LocalCopyEngine", "PolicySnapshot", "PolicyWeights", "Produced", "RolloutEngine",
+    "RolloutEngineFactory", "RolloutJob", "RolloutPipeline", "TrainerEngine", "VLLMRolloutEngine",
+    "behaviour_version", "build_rollout_engine", "register_rollout_engine",
 ]

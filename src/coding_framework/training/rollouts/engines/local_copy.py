@@ -1,18 +1,26 @@
-"""Rollouts on the trainer's HF model: the model itself (synchronous runs), or a copy that loads each
-policy version's weights (asynchronous runs, where the trainer's weights move on while it samples)."""
+"""Rollouts on the trainer's HF model (``rollout.engine: local``): the model itself (synchronous runs), or a
+copy that loads each policy version's weights (asynchronous runs, where the trainer's weights move on while
+it samples)."""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import torch
 
+from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.local import LocalEngine
-from coding_framework.training.rollouts.engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import (
+    PolicySnapshot,
+    PolicyWeights,
+    RolloutEngine,
+    register_rollout_engine,
+)
 
-__all__ = ["LocalCopyEngine", "TrainerEngine"]
+__all__ = ["LocalCopyEngine", "TrainerEngine", "local_engine"]
 
 
 class TrainerEngine:
@@ -77,3 +85,12 @@ class LocalCopyEngine:
 
     def close(self) -> None:
         self.engine.close()
+
+
+@register_rollout_engine("local")
+def local_engine(config: TrainingConfig, engine: LocalEngine, policy: PolicyWeights,
+                 work_dir: Path) -> RolloutEngine:
+    """The trainer's own engine when rollouts are synchronous (``max_staleness`` 0), else a copy of it."""
+    if config.rollout.max_staleness:
+        return LocalCopyEngine(engine, policy.adapters)
+    return TrainerEngine(engine)

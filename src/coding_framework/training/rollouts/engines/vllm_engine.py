@@ -1,5 +1,5 @@
-"""Rollouts on a vLLM server: each published policy version's LoRA adapters are written to disk and loaded
-into the server under new names (``<adapter>-<run tag>-v<version>``).
+"""Rollouts on a vLLM server (``rollout.engine: vllm``): each published policy version's LoRA adapters are
+written to disk and loaded into the server under new names (``<adapter>-<run tag>-v<version>``).
 
 vLLM keys its prefix cache and its LoRA slots by adapter name, so a name is never reused for other weights:
 a batch that asks for ``policy-1a2b3c-v3`` gets version 3's weights even after version 4 was loaded, and
@@ -23,13 +23,19 @@ from coding_framework.config.policies import AGENT_ROLES, PoliciesConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.llm.adapters import RoleAdapters
 from coding_framework.llm.base import EngineError, TokenEngine
+from coding_framework.llm.local import LocalEngine
 from coding_framework.llm.openai_compat import OpenAICompatibleEngine
 from coding_framework.llm.vllm_server import VLLMServer, VLLMServerConfig, default_venv
 from coding_framework.logs import get_logger
 from coding_framework.models.layout import ADAPTER_FILE
-from coding_framework.training.rollouts.engines.base import PolicySnapshot
+from coding_framework.training.rollouts.engines.base import (
+    PolicySnapshot,
+    PolicyWeights,
+    RolloutEngine,
+    register_rollout_engine,
+)
 
-__all__ = ["VLLMRolloutEngine", "adapter_name"]
+__all__ = ["VLLMRolloutEngine", "adapter_name", "vllm_engine"]
 
 log = get_logger(__name__)
 
@@ -143,3 +149,12 @@ class VLLMRolloutEngine:
         if response.status_code >= 400:
             raise EngineError(f"the vLLM server at {self.url} refused {path} {body}: "
                               f"{response.status_code} {response.text[:300]}")
+
+
+@register_rollout_engine("vllm")
+def vllm_engine(config: TrainingConfig, engine: LocalEngine, policy: PolicyWeights,
+                work_dir: Path) -> RolloutEngine:
+    """A vLLM server on the policy's base model, saved to ``work_dir/base``, loaded with its adapters."""
+    assert policy.adapters is not None  # the config refuses vllm without adapters
+    policy.save_model(work_dir / "base", engine.tokenizer)
+    return VLLMRolloutEngine(config, work_dir / "base", policy.adapters, engine.tokenizer, work_dir)
