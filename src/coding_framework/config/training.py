@@ -35,7 +35,7 @@ LRSchedule = Literal["constant", "linear", "cosine"]
 TrainConstants = Literal["sft", "reserved"]
 RewardNorm = Literal["none", "batch", "running"]
 Device = Literal["auto", "cpu", "cuda"]
-RolloutEngineName = Literal["local", "vllm"]
+RolloutEngineName = Literal["local", "vllm"]  # the engines registered in training/rollouts/engines/ (pinned)
 OffPolicyCorrection = Literal["none", "tis", "mis"]
 Precision = Literal["fp32", "bf16"]
 
