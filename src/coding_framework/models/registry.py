@@ -1,10 +1,12 @@
 """The MLflow registry contract, written once: what the trainer registers and what every loader reads back.
 
-A registered version is our pyfunc (``training.pyfunc``) with the Hugging Face directory as its
-``hf_model`` artifact, tagged ``weights_sha256`` (``weights_checksum`` of the directory) and, per adapter,
-``adapter_sha256.<name>``. A fresh version gets the alias ``challenger``; a promotion moves ``champion``
-to it and ``previous`` to the version it replaced. The registry is the one ``MLFLOW_TRACKING_URI`` names
-(or a config's explicit URI), and downloaded versions are cached under ``registry_cache()``.
+A registered version is our pyfunc, ``coding_framework.training.GeneratorModel``, stored as code that
+imports it by that public path (``training/run/pyfunc.py``'s ``LOADER``), with the Hugging Face directory
+as its ``hf_model`` artifact, tagged ``weights_sha256`` (``weights_checksum`` of the directory) and, per
+adapter, ``adapter_sha256.<name>``. A fresh version gets the alias ``challenger``; a promotion moves
+``champion`` to it and ``previous`` to the version it replaced. The registry is the one
+``MLFLOW_TRACKING_URI`` names (or a config's explicit URI), and downloaded versions are cached under
+``registry_cache()``.
 """
 
 from __future__ import annotations

@@ -35,17 +35,18 @@ _LAZY = {
     "CodingAgentLoop": "verl.agent_loop", "ServerManagerEngine": "verl.agent_loop",
     "verl_dataset_rows": "verl.agent_loop", "write_verl_dataset": "verl.agent_loop",
     "load_sweep": "sweep", "run_sweep": "sweep",
+    "GeneratorModel": "run.pyfunc",  # registered models load it by this path (run/pyfunc.py's LOADER)
 }
 
 __all__ = [
     "ALGORITHMS", "AlgorithmOverrides", "AlgorithmSpec", "AuditIssue", "AuditReport", "CallSpan",
-    "CodingAgentLoop", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope", "ServerManagerEngine",
-    "StepRecord", "Trainer", "TrainingConfig", "TrainingResults", "Trajectory", "ValueHead", "audit",
-    "compute_advantages", "configure", "dynamic_sampling_filter", "from_agent_loop_output",
-    "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss", "load_sweep",
-    "make_controller", "policy_loss", "register_algorithm", "response_log_probs", "rows_for_update",
-    "run_sweep", "to_agent_loop_output", "to_data_proto", "trajectories_from_episode", "value_loss",
-    "verl_dataset_rows", "write_verl_dataset",
+    "CodingAgentLoop", "GeneratorModel", "KLConfig", "KLMonitor", "ReferencePolicy", "RunScope",
+    "ServerManagerEngine", "StepRecord", "Trainer", "TrainingConfig", "TrainingResults", "Trajectory",
+    "ValueHead", "audit", "compute_advantages", "configure", "dynamic_sampling_filter",
+    "from_agent_loop_output", "from_data_proto", "from_records", "get_algorithm", "kl_in_reward", "kl_loss",
+    "load_sweep", "make_controller", "policy_loss", "register_algorithm", "response_log_probs",
+    "rows_for_update", "run_sweep", "to_agent_loop_output", "to_data_proto", "trajectories_from_episode",
+    "value_loss", "verl_dataset_rows", "write_verl_dataset",
 ]
 
 

@@ -4,11 +4,18 @@
 the Generator's system prompt and chat template, decodes greedily with the local engine (through the
 Generator's adapter when the model has role adapters) and returns the answer texts. The Hugging Face model
 directory travels as the ``hf_model`` artifact.
+
+A registered version stores ``LOADER`` (MLflow's models from code), not a pickled ``GeneratorModel``: a
+pickle names the module the class was defined in, so moving that module broke every version registered
+before (``coding_framework.training.pyfunc``, which still loads through its alias module). ``LOADER`` names
+the class by its public path, ``coding_framework.training.GeneratorModel``, which stays put when the
+internals move.
 """
 
 from __future__ import annotations
 
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from mlflow.pyfunc import PythonModel
@@ -16,6 +23,22 @@ from mlflow.pyfunc import PythonModel
 from coding_framework.config.policies import GENERATOR_ROLE
 from coding_framework.llm.base import SamplingParams
 from coding_framework.problems.prompts import SYSTEM_PROMPT
+
+LOADER = '''"""The coding-framework Generator: ``mlflow.pyfunc.load_model`` runs this file to build it."""
+
+from mlflow.models import set_model
+
+from coding_framework.training import GeneratorModel
+
+set_model(GeneratorModel())
+'''
+
+
+def write_loader(directory: Path) -> Path:
+    """``LOADER`` as a file in ``directory``, for ``mlflow.pyfunc.log_model(python_model=...)`` to copy."""
+    path = directory / "generator_model.py"
+    path.write_text(LOADER)
+    return path
 
 
 def pip_requirements() -> list[str]:

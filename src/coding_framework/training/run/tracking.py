@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -131,7 +132,7 @@ class MLflowTracker:
         the alias ``challenger`` when ``challenger`` (a gated-out model gets none) and ``tags``."""
         import mlflow
 
-        from coding_framework.training.run.pyfunc import GeneratorModel, pip_requirements
+        from coding_framework.training.run.pyfunc import pip_requirements, write_loader
 
         # set_*_uri also sets the environment variables; restore exactly what the caller had (an unset one
         # stays unset), or later code in this process would read this run's store as the user's registry.
@@ -142,11 +143,12 @@ class MLflowTracker:
         level = mlflow_log.level
         mlflow_log.setLevel(logging.ERROR)  # its notes on cloudpickle and signatures are not actionable here
         try:
-            with mlflow.start_run(run_id=self.run_id), warnings.catch_warnings():
+            with mlflow.start_run(run_id=self.run_id), warnings.catch_warnings(), \
+                    tempfile.TemporaryDirectory() as code:
                 warnings.simplefilter("ignore")
                 info = mlflow.pyfunc.log_model(
                     name="model",
-                    python_model=GeneratorModel(),
+                    python_model=write_loader(Path(code)),
                     artifacts={HF_ARTIFACT: str(model_dir)},
                     registered_model_name=registered_name,
                     pip_requirements=pip_requirements(),
