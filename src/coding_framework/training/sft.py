@@ -47,6 +47,17 @@ def _batches(rows: Sequence[Row], order: Sequence[int], size: int, pad: int, dev
     return out
 
 
+def _bucketed(rows: Sequence[Row], order: list[int], size: int, generator: torch.Generator) -> list[int]:
+    """``order`` with similar lengths batched together (less padding to compute on): sorted by length
+    within windows of 16 batches, the batches then shuffled."""
+    window = size * 16
+    batches = []
+    for at in range(0, len(order), window):
+        chunk = sorted(order[at : at + window], key=lambda i: len(rows[i][0]))
+        batches += [chunk[b : b + size] for b in range(0, len(chunk), size)]
+    return [i for b in torch.randperm(len(batches), generator=generator).tolist() for i in batches[b]]
+
+
 def _pad_id(tokenizer: object) -> int:
     return int(getattr(tokenizer, "pad_token_id", None) or 0)
 
@@ -75,7 +86,8 @@ def fit(
     per_epoch = -(-len(rows) // micro_batch_size)
     epoch_losses = []
     for epoch in range(epochs):
-        order = torch.randperm(len(rows), generator=generator).tolist()
+        order = _bucketed(rows, torch.randperm(len(rows), generator=generator).tolist(), micro_batch_size,
+                          generator)
         losses = []
         for i, (ids, labels, attention) in enumerate(
             _batches(rows, order, micro_batch_size, _pad_id(tokenizer), device)
