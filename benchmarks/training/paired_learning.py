@@ -1,0 +1,125 @@
+"""Did a trained model get better? Full HumanEval and MBPP-test, before and after, paired by problem.
+
+Reproduce (from the repo root; each cell is one `coding-framework evaluate --model vllm:SPEC` that starts its
+own vLLM-CPU server):
+
+    CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.paired_learning \\
+        --arm base=smollm2-135m --arm warm_start_seed0=runs/issue43/sft_seed0/warm_start_model
+
+The first arm is the baseline every other arm is compared with. Each arm is evaluated on every benchmark
+(`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in each mode: `greedy`
+(temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8, always with one
+draft per episode (no feedback from the tests). A comparison is paired by problem:
+- greedy: the exact two-sided McNemar test (a binomial test on the problems that changed verdict);
+- sampled: the two-sided sign test on each problem's change in its share of passing drafts (ties left out),
+  with a paired bootstrap 95% interval of the mean change.
+Every cell also records what moved besides correctness: the share of answers with an extractable program
+(`extracted_share`), the share cut at the token limit (`truncated_share`), and failed requests. Cells whose
+samples file exists are graded from it, not generated again, so a long run can stop and continue.
+Results: benchmarks/results/paired_learning.json (`--out` to write elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from scipy.stats import binomtest
+
+from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
+
+CLI = [sys.executable, "-m", "coding_framework.cli"]
+MODES = {"greedy": ["--temperature", "0"], "sampled": ["--temperature", "0.8", "--n-samples", "4"]}
+
+
+def _cell(arm: str, spec: str, benchmark: str, mode: str, samples_dir: Path) -> dict[str, Any]:
+    path = samples_dir / f"{arm}__{benchmark.replace(':', '-')}__{mode}.jsonl"
+    command = [*CLI, "evaluate", "--benchmark", benchmark, "--model", f"vllm:{spec}", "--max-rounds", "1",
+               "--seed", "0", "--concurrency", "32", "--results", str(path), *MODES[mode]]
+    if benchmark.startswith("mbpp"):
+        data = Path(os.environ.get("CODING_FRAMEWORK_DATA_DIR", ROOT.parent / "shared" / "data"))
+        command += ["--data", str(data / "mbpp" / "mbpp.jsonl")]
+    wall = None
+    if not path.is_file():
+        started = time.perf_counter()
+        subprocess.run(command, check=True, cwd=ROOT)
+        wall = round(time.perf_counter() - started, 1)
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by_task: dict[str, list[bool]] = {}
+    for row in rows:
+        by_task.setdefault(str(row["task_id"]), []).append(bool(row["passed"]))
+    return {
+        "command": " ".join(["coding-framework", *command[3:]]),
+        "wall_s": wall,
+        "problems": len(by_task),
+        "samples": len(rows),
+        "pass@1": sum(sum(v) / len(v) for v in by_task.values()) / len(by_task),
+        "extracted_share": sum(bool(r.get("extracted")) for r in rows) / len(rows),
+        "truncated_share": sum(bool(r.get("truncated")) for r in rows) / len(rows),
+        "request_failures": sum(r.get("stop_reason") == "request_failed" for r in rows),
+        "per_task": {task: sum(v) / len(v) for task, v in by_task.items()},
+    }
+
+
+def paired(before: dict[str, float], after: dict[str, float], seed: int = 0) -> dict[str, Any]:
+    """The paired comparison of two cells over the problems both hold."""
+    tasks = sorted(set(before) & set(after))
+    diffs = [after[t] - before[t] for t in tasks]
+    up, down = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    p = float(binomtest(up, up + down, 0.5).pvalue) if up + down else 1.0
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000))
+    return {"problems": len(tasks), "improved": up, "worsened": down, "p_value": p,
+            "mean_change": sum(diffs) / len(diffs), "ci95": [means[49], means[1949]]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--arm", action="append", required=True, help="NAME=MODEL_SPEC (the first: baseline)")
+    parser.add_argument("--benchmark", action="append", help="default: humaneval and mbpp:test")
+    parser.add_argument("--mode", action="append", choices=sorted(MODES), help="default: greedy")
+    parser.add_argument("--samples-dir", type=Path, default=ROOT / "runs" / "paired_learning")
+    parser.add_argument("--out", type=Path, default=RESULTS / "paired_learning.json")
+    args = parser.parse_args()
+    arms = dict(a.split("=", 1) for a in args.arm)
+    benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
+    modes = args.mode or ["greedy"]
+    args.samples_dir.mkdir(parents=True, exist_ok=True)
+    cells: dict[str, dict[str, Any]] = {}
+    with LoadMonitor() as load:
+        for arm, spec in arms.items():
+            for benchmark in benchmarks:
+                for mode in modes:
+                    with LoadMonitor() as cell_load:
+                        cell = _cell(arm, spec, benchmark, mode, args.samples_dir)
+                    cell["load_avg"] = cell_load.record()
+                    cells[f"{arm}/{benchmark}/{mode}"] = cell
+                    print(f"[{arm} {benchmark} {mode}] pass@1 {cell['pass@1']:.4f}", file=sys.stderr,
+                          flush=True)
+    base = next(iter(arms))
+    comparisons = {
+        f"{arm}/{benchmark}/{mode}": paired(cells[f"{base}/{benchmark}/{mode}"]["per_task"],
+                                            cells[f"{arm}/{benchmark}/{mode}"]["per_task"])
+        for arm in list(arms)[1:] for benchmark in benchmarks for mode in modes
+    }
+    figures = {
+        "arms": arms,
+        "baseline": base,
+        "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
+        "paired": comparisons,
+    }
+    write_result(args.out, figures, load)
+    print(json.dumps(comparisons, indent=1))
+
+
+if __name__ == "__main__":
+    main()
