@@ -49,22 +49,35 @@ def decontaminate(
             help="Solution overlap that drops (default: the --mirror-tasks policy's).",
         ),
     ] = None,
+    behaviour: Annotated[
+        bool,
+        typer.Option(help="Also grade candidate pairs' references on each other's tests, both ways."),
+    ] = True,
+    cache: Annotated[
+        Path | None,
+        typer.Option(help="A JSON file of the behaviour check's grader verdicts, read and updated."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Concurrent sandboxes (default: the sandbox config's).")
+    ] = None,
     secrets: Annotated[
         bool, typer.Option(help="Also drop problems that hold secrets or credentials.")
     ] = True,
 ) -> None:
     """Drop the problems of DATA that are, or paraphrase, a problem of an --against source (exact match after
-    normalisation, or n-gram overlap of the statement or the reference solution), or hold secrets. Writes
-    the kept problems to OUT and a report beside it (`OUT.report.json`: every drop and what it matched);
-    the last stdout line is {"kept": n, "dropped": m}."""
+    normalisation, n-gram overlap of the statement, the reference solution or the tests, or behaviour: each
+    reference passes the other's tests in the grader), or hold secrets. Writes the kept problems to OUT and
+    a report beside it (`OUT.report.json`: every drop, its kind and what it matched); the last stdout line
+    is {"kept": n, "dropped": m}."""
+    from coding_framework.cli.common import sandbox_settings
+    from coding_framework.evaluation.decontamination import BehaviourCache
+    from coding_framework.evaluation.decontamination import decontaminate as find_contamination
+    from coding_framework.grading import Grader
     from coding_framework.problems import ProblemLoadError, load_problem_records, write_problem_records
-    from coding_framework.problems.decontaminate import (
-        DecontaminationSettings,
-        drops_by_kind,
-        find_contamination,
-    )
+    from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind
     from coding_framework.problems.secret_scan import find_secrets
     from coding_framework.problems.sources import load_source, parse_source
+    from coding_framework.sandbox import BackendUnavailable
 
     started = time.perf_counter()
     try:
@@ -77,7 +90,14 @@ def decontaminate(
     settings = DecontaminationSettings.for_mirror_tasks(
         mirror_tasks, ngram=ngram, statement_overlap=statement_overlap,  # type: ignore[arg-type]
         solution_overlap=solution_overlap)
-    hits = find_contamination(problems, sets, settings)
+    try:
+        if behaviour:
+            with Grader(sandbox_settings(None, workers=workers)) as grader:
+                hits = find_contamination(problems, sets, settings, grader, BehaviourCache(cache))
+        else:
+            hits = find_contamination(problems, sets, settings)
+    except (BackendUnavailable, ValueError) as exc:
+        fail(f"{exc}; --no-behaviour runs the text check alone")
     found = find_secrets([p for p in problems if p.task_id not in hits]) if secrets else {}
     dropped = [{"task_id": t, "reason": "contaminated", "kind": c.drop_kind, "match": c.as_dict()}
                for t, c in hits.items()]
@@ -93,7 +113,7 @@ def decontaminate(
         "data": str(data), "against": {k: len(v) for k, v in sets.items()}, "kept": len(kept),
         "dropped": dropped, "dropped_by_kind": drops_by_kind(dropped),
         "seconds": round(time.perf_counter() - started, 3),
-        "settings": settings.__dict__,
+        "settings": settings.__dict__ | {"behaviour": behaviour},
     }, indent=2) + "\n")
     typer.echo(f"kept {len(kept)} of {len(problems)} problems -> {out} (report: {report})", err=True)
     print_result_line({"kept": len(kept), "dropped": len(dropped)})

@@ -20,12 +20,23 @@ short statements and two-line bodies are shared by many unrelated problems.
 A mirror or sibling of a benchmark problem (even vs odd, min vs max: the same template, another answer) is
 a different task under the default policy ``keep``; ``MIRROR_SETTINGS`` holds each policy's settings,
 measured on labelled MBPP pairs.
+
+Text misses the same task told in other words ("find length of the string" vs HumanEval's ``strlen``), so
+the pairs that ``behaviour_candidates`` finds are also run against each other's tests
+(``evaluation.decontamination``, which holds the grader). The candidates are read off the code, without
+running it: each reference takes as many arguments as the other's tests pass, and the tests call with
+arguments and expect values of the same kinds (``call_compatible``). On MBPP outside MBPP-test against
+HumanEval and MBPP-test that keeps 7% of the pairs and every pair labelled the same task that passes both
+ways (benchmarks/grading/decontamination_precision.py).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import io
+import math
 import re
 import tokenize
 from collections import Counter
@@ -37,8 +48,9 @@ from datasketch import MinHash, MinHashLSH
 
 from coding_framework.problems.problem import Problem
 
-__all__ = ["MIRROR_SETTINGS", "Contamination", "DecontaminationSettings", "MirrorPolicy", "candidate_matches",
-           "drops_by_kind", "find_contamination"]
+__all__ = ["BEHAVIOUR_FORMATS", "MIRROR_SETTINGS", "Contamination", "DecontaminationSettings", "MirrorPolicy",
+           "behaviour_candidates", "call_compatible", "candidate_matches", "drops_by_kind",
+           "find_contamination"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _NUM_PERM = 128
@@ -66,21 +78,24 @@ class DecontaminationSettings:
 
 MirrorPolicy = Literal["keep", "drop"]
 MIRROR_SETTINGS: dict[str, dict[str, Any]] = {
-    "keep": {"ngram": 5, "min_ngrams": 6, "statement_overlap": 0.7, "solution_overlap": 1.0},
+    "keep": {"ngram": 6, "min_ngrams": 10, "statement_overlap": 0.9, "solution_overlap": 1.0},
     "drop": {"ngram": 4, "min_ngrams": 3, "statement_overlap": 0.4, "solution_overlap": 0.8},
 }
-"""The settings of each mirror-task policy: the best F1 on 607 labelled pairs of MBPP (outside MBPP-test)
-against HumanEval and MBPP-test (benchmarks/grading/decontamination_precision.py, n-grams 4-6, minimum 3-10,
-statement 0.4-0.9, solution 0.5-1.0). ``keep`` counts a mirror or sibling of a benchmark problem (even vs
-odd, min vs max, cone vs cube) as a different task: precision 0.64, recall 0.50 (the old 5 / 6 / 0.5 / 0.7:
-0.29, 0.69). ``drop`` counts it as contamination: precision 0.72, recall 0.81."""
+"""The text check's settings for each mirror-task policy. ``keep`` (a mirror or sibling of a benchmark
+problem, even vs odd or cone vs cube, is a different task) is the most precise setting whose recall, with
+the behaviour check (``evaluation.decontamination``), is at least 0.95 on 213 pairs of MBPP (outside
+MBPP-test) against HumanEval and MBPP-test drawn apart from the detector and labelled by reading
+(benchmarks/grading/decontamination_precision.py; n-grams 4-6, minimum 3-10, statement 0.4-0.9, solution
+0.5-1.0). ``drop`` counts a mirror as contamination: the best F1 on the older 607 pairs that the text
+search itself found (precision 0.72, recall 0.81 there)."""
 
 
 @dataclass(frozen=True)
 class Contamination:
     """Why ``task_id`` was dropped: it matches ``matched`` (a problem of benchmark ``against``) by ``kind``
-    (``exact_<field>`` or ``<field>_ngrams``, field ``statement``, ``solution`` or ``tests``) with ``overlap``
-    (the share of its n-grams found there; 1.0 for an exact match)."""
+    (``exact_<field>`` or ``<field>_ngrams``, field ``statement``, ``solution`` or ``tests``; or
+    ``behaviour``) with ``overlap`` (the share of its n-grams found there; 1.0 for an exact match and for
+    behaviour)."""
 
     task_id: str
     against: str
@@ -94,11 +109,12 @@ class Contamination:
 
     @property
     def drop_kind(self) -> str:
-        """The manifest's kind of drop: ``exact``, ``paraphrase_statement``, ``solution_overlap`` or
-        ``tests_overlap`` (a secret is ``secret``, from ``problems.secret_scan``)."""
+        """The manifest's kind of drop: ``exact`` (a field equal after normalisation), ``paraphrase``
+        (n-gram overlap of a field) or ``behaviour`` (each reference passes the other's tests); a secret is
+        ``secret``, from ``problems.secret_scan``."""
         if self.kind.startswith("exact_"):
             return "exact"
-        return {"statement": "paraphrase_statement"}.get(self.field, f"{self.field}_overlap")
+        return "behaviour" if self.kind == "behaviour" else "paraphrase"
 
     def as_dict(self) -> dict[str, object]:
         return {"against": self.against, "task_id": self.matched, "kind": self.kind,
@@ -252,3 +268,124 @@ def _matches(problem: Problem, indexes: Mapping[str, _Index],
         out += [Contamination(problem.task_id, name, task, f"{field}_ngrams", share)
                 for (name, task), share in ranked if share > 0]
     return out
+
+
+BEHAVIOUR_FORMATS = ("asserts", "check_function", "calls")
+"""Test formats that call an entry point, so another problem's function can be bound to its name."""
+_SEQUENCE = {"list": "sequence", "tuple": "sequence", "set": "sequence"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature(solution: str, entry_point: str) -> tuple[int, float] | None:
+    """(fewest, most) positional arguments the reference's entry point takes; None when unknown."""
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            args = node.args
+            count = len(args.posonlyargs) + len(args.args)
+            return count - len(args.defaults), math.inf if args.vararg else count
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_arities(test_code: str, test_format: str, entry_point: str) -> frozenset[int] | None:
+    """How many positional arguments the tests pass to the entry point (``candidate`` in a HumanEval
+    ``check``); None when unknown (keywords, ``*args``, a ``calls`` spec, or no call found)."""
+    if test_format not in ("asserts", "check_function"):
+        return None
+    name = "candidate" if test_format == "check_function" else entry_point
+    try:
+        tree = ast.parse(test_code)
+    except SyntaxError:
+        return None
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                return None
+            found.add(len(node.args))
+    return frozenset(found) or None
+
+
+def _kind(node: ast.expr) -> str | None:
+    """A test literal's kind (a list, a tuple and a set are one: a ``sequence``); None when not a literal."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return _SEQUENCE.get(type(value).__name__, type(value).__name__)
+
+
+Shape = tuple[tuple[str | None, ...], str | None]
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_shapes(test_code: str, test_format: str, entry_point: str) -> frozenset[Shape] | None:
+    """The kinds of the arguments and of the expected value of each ``f(...) == expected`` the tests
+    assert; None when unknown."""
+    if test_format not in ("asserts", "check_function"):
+        return None
+    name = "candidate" if test_format == "check_function" else entry_point
+    try:
+        tree = ast.parse(test_code)
+    except SyntaxError:
+        return None
+    found: set[Shape] = set()
+    compares = [n for n in ast.walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1]
+    for node in compares:
+        if not isinstance(node.ops[0], ast.Eq | ast.Is):
+            continue
+        call, expected = node.left, node.comparators[0]
+        if not _calls(call, name):
+            call, expected = expected, call
+        if _calls(call, name):
+            assert isinstance(call, ast.Call)
+            found.add((tuple(_kind(a) for a in call.args), _kind(expected)))
+    return frozenset(found) or None
+
+
+def _calls(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+
+
+def _same_kinds(a: Sequence[str | None], b: Sequence[str | None]) -> bool:
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
+
+
+def _shapes_meet(a: frozenset[Shape] | None, b: frozenset[Shape] | None) -> bool:
+    if a is None or b is None:
+        return True
+    return any(_same_kinds(x[0], y[0]) and _same_kinds((x[1],), (y[1],)) for x in a for y in b)
+
+
+def call_compatible(src: Problem, dst: Problem) -> bool:
+    """Whether the two problems' functions could pass each other's tests, by what can be read without
+    running anything: each reference takes as many arguments as the other's tests pass, and some assert
+    of each calls with arguments of the same kinds (number, bool, str, sequence, dict, None) and expects
+    a value of the same kind. True where either side is unknown."""
+    for a, b in ((src, dst), (dst, src)):
+        sig = _signature(a.solutions[0], a.entry_point) if a.solutions else None
+        calls = _call_arities(b.test_code, b.test_format, b.entry_point)
+        if sig is not None and calls is not None and not all(sig[0] <= n <= sig[1] for n in calls):
+            return False
+    return _shapes_meet(_call_shapes(src.test_code, src.test_format, src.entry_point),
+                        _call_shapes(dst.test_code, dst.test_format, dst.entry_point))
+
+
+def behaviour_candidates(
+    train: Sequence[Problem], against: Mapping[str, Sequence[Problem]]
+) -> list[tuple[Problem, str, Problem]]:
+    """(training problem, benchmark name, benchmark problem) for each pair worth running against each
+    other's tests: both call an entry point, have a reference solution, and are ``call_compatible``."""
+    usable = [p for p in train if p.solutions and p.test_format in BEHAVIOUR_FORMATS]
+    bench = [(name, p) for name, problems in against.items() for p in problems
+             if p.solutions and p.test_format in BEHAVIOUR_FORMATS]
+    return [(problem, name, other) for problem in usable for name, other in bench
+            if call_compatible(problem, other)]
