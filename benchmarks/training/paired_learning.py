@@ -14,8 +14,9 @@ draft per episode (no feedback from the tests). A comparison is paired by proble
 - sampled: the two-sided sign test on each problem's change in its share of passing drafts (ties left out),
   with a paired bootstrap 95% interval of the mean change.
 Every cell also records what moved besides correctness: the share of answers with an extractable program
-(`extracted_share`), the share cut at the token limit (`truncated_share`), and failed requests. Cells whose
-samples file exists are graded from it, not generated again, so a long run can stop and continue.
+(`extracted_share`), the share cut at the token limit (`truncated_share`), and failed requests (a request
+may take 900 s: 32 answers of up to 512 tokens decode together on a loaded CPU). Cells whose samples file
+exists are read from it, not generated again, so a long run can stop and continue.
 Results: benchmarks/results/paired_learning.json (`--out` to write elsewhere).
 """
 
@@ -42,7 +43,8 @@ MODES = {"greedy": ["--temperature", "0"], "sampled": ["--temperature", "0.8", "
 def _cell(arm: str, spec: str, benchmark: str, mode: str, samples_dir: Path) -> dict[str, Any]:
     path = samples_dir / f"{arm}__{benchmark.replace(':', '-')}__{mode}.jsonl"
     command = [*CLI, "evaluate", "--benchmark", benchmark, "--model", f"vllm:{spec}", "--max-rounds", "1",
-               "--seed", "0", "--concurrency", "32", "--results", str(path), *MODES[mode]]
+               "--seed", "0", "--concurrency", "32", "--request-timeout", "900", "--results", str(path),
+               *MODES[mode]]
     if benchmark.startswith("mbpp"):
         data = Path(os.environ.get("CODING_FRAMEWORK_DATA_DIR", ROOT.parent / "shared" / "data"))
         command += ["--data", str(data / "mbpp" / "mbpp.jsonl")]
