@@ -50,6 +50,15 @@ def test_warm_start_only_lowers_the_heldout_loss_and_keeps_its_model(tmp_path: P
     assert metrics["warm_start/heldout_loss_after"] < metrics["warm_start/heldout_loss_before"]
     assert (run / "warm_start_model" / "config.json").is_file()
 
+    full = CliRunner().invoke(app, ["train", "--config", str(config), "--run-dir", str(tmp_path / "rl"),
+                                    "--steps", "1", "--no-progress"])
+    assert full.exit_code == 0, full.output
+    assert json.loads(full.stdout.strip().splitlines()[-1])["step"] == 1
+    again = json.loads((tmp_path / "rl" / "warm_start.json").read_text())
+    assert {k: v for k, v in again.items() if k != "warm_start/seconds"} == {
+        k: v for k, v in metrics.items() if k != "warm_start/seconds"
+    }  # the same warm start, then RL from it
+
     strict = tiny_config(tmp_path, warm_start={**settings, "max_heldout_loss_ratio": 1e-6})
     refused = CliRunner().invoke(app, ["train", "--config", str(strict), "--run-dir", str(tmp_path / "r2"),
                                        "--no-progress"])
