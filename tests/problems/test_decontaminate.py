@@ -1,6 +1,7 @@
 """Decontamination keeps honest problems: a mirror of a benchmark problem (the same template, another answer),
 two statements that differ only in a function name that is a plain word, two solutions that differ only in a
-string literal. A planted paraphrase is still caught (see also tests/training/run/test_user_data.py).
+string literal. A planted paraphrase is still caught (see also tests/training/run/test_user_data.py). Drops
+have one of three kinds, and a pair whose call shape cannot be read stays a behaviour candidate.
 
 The problems are MBPP's (tests/fixtures/decontamination_honest.jsonl): each pair is (training problem,
 MBPP-test problem)."""
@@ -12,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from coding_framework.problems import Problem, load_problem_records
-from coding_framework.problems.decontaminate import DecontaminationSettings, find_contamination
+from coding_framework.problems.decontaminate import (
+    Contamination,
+    DecontaminationSettings,
+    call_compatible,
+    find_contamination,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "decontamination_honest.jsonl"
 # (training problem, benchmark problem, why they are different tasks)
@@ -54,3 +60,16 @@ def test_the_drop_policy_drops_a_mirror_that_keep_keeps(problems: dict[str, Prob
     train, against = [problems["Mbpp/824"]], {"mbpp:test": [problems["Mbpp/412"]]}
     assert find_contamination(train, against, DecontaminationSettings.for_mirror_tasks("keep")) == {}
     assert "Mbpp/824" in find_contamination(train, against, DecontaminationSettings.for_mirror_tasks("drop"))
+
+
+def test_drop_kinds_are_exact_paraphrase_or_behaviour() -> None:
+    kinds = {kind: Contamination("t", "b", "m", kind, 0.9).drop_kind
+             for kind in ("exact_tests", "statement_ngrams", "solution_ngrams", "tests_ngrams", "behaviour")}
+    assert kinds == {"exact_tests": "exact", "statement_ngrams": "paraphrase",
+                     "solution_ngrams": "paraphrase", "tests_ngrams": "paraphrase", "behaviour": "behaviour"}
+
+
+def test_a_call_shape_that_cannot_be_read_keeps_the_pair_a_candidate(problems: dict[str, Problem]) -> None:
+    a = problems["Mbpp/217"]
+    unreadable = a.model_copy(update={"task_id": "mine/2", "test_code": "assert first_repeated_char(*ARGS)"})
+    assert call_compatible(a, unreadable) and call_compatible(unreadable, a)

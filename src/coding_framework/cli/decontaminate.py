@@ -91,12 +91,16 @@ def decontaminate(
         mirror_tasks, ngram=ngram, statement_overlap=statement_overlap,  # type: ignore[arg-type]
         solution_overlap=solution_overlap)
     try:
+        verdicts = BehaviourCache(cache)
+    except ValueError as exc:
+        fail(f"--cache: {exc}")
+    try:
         if behaviour:
             with Grader(sandbox_settings(None, workers=workers)) as grader:
-                hits = find_contamination(problems, sets, settings, grader, BehaviourCache(cache))
+                hits = find_contamination(problems, sets, settings, grader, verdicts)
         else:
             hits = find_contamination(problems, sets, settings)
-    except (BackendUnavailable, ValueError) as exc:
+    except BackendUnavailable as exc:
         fail(f"{exc}; --no-behaviour runs the text check alone")
     found = find_secrets([p for p in problems if p.task_id not in hits]) if secrets else {}
     dropped = [{"task_id": t, "reason": "contaminated", "kind": c.drop_kind, "match": c.as_dict()}

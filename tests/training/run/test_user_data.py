@@ -63,7 +63,10 @@ def user_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(tmp_path: Path, **data: object) -> TrainingConfig:
-    overrides = {f"data.{k}": v for k, v in data.items()}
+    """Decontamination by text only: the behaviour check (tests/training/run/test_behaviour_drops.py) grades
+    thousands of pairs here and drops built-ins that are HumanEval or MBPP-test problems (is_prime is
+    HumanEval/31)."""
+    overrides = {"data.decontamination.behaviour": False, **{f"data.{k}": v for k, v in data.items()}}
     return load_config(TrainingConfig, tiny_config(tmp_path), overrides=overrides)
 
 
@@ -97,10 +100,7 @@ def test_a_small_file_caps_the_batch_at_its_training_problems(tmp_path: Path) ->
 
 def test_a_users_file_is_held_out_by_task_decontaminated_and_recorded(user_file: Path,
                                                                       tmp_path: Path) -> None:
-    # Text only: the behaviour check (tests/training/run/test_behaviour_drops.py) also drops built-ins that
-    # are HumanEval or MBPP-test problems by behaviour (is_prime is HumanEval/31).
-    data = prepare_data(_config(tmp_path, train=[str(user_file)], heldout="synthetic:heldout",
-                                **{"decontamination.behaviour": False}))
+    data = prepare_data(_config(tmp_path, train=[str(user_file)], heldout="synthetic:heldout"))
     manifest = data.manifest
     dropped = {row["task_id"]: row for row in manifest["dropped"]}
     # Every planted paraphrase is caught, with what it matched; the token is caught; nothing else is.
@@ -126,7 +126,8 @@ def test_a_users_file_is_held_out_by_task_decontaminated_and_recorded(user_file:
     assert again.sha256 == shared.sha256
     with pytest.raises(ConfigError, match="5 training problems are contaminated"):
         prepare_data(_config(tmp_path, train=[str(user_file)], heldout="synthetic:heldout",
-                             decontamination={"on_contamination": "error", "scan_secrets": False}))
+                             decontamination={"on_contamination": "error", "scan_secrets": False,
+                                              "behaviour": False}))
     with pytest.raises(ConfigError, match="evaluation set 'heldout' overlaps the training set"):
         prepare_data(_config(tmp_path, train=[str(user_file)], heldout=str(user_file)))
     weighted = prepare_data(_config(tmp_path, train=["builtin", {"source": "synthetic:train", "weight": 3}],
