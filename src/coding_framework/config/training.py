@@ -89,7 +89,8 @@ class DecontaminationConfig(StrictModel):
     behaviour: bool = Field(
         True, description="Also grade each candidate pair's reference solutions on each other's tests in the "
         "sandbox (`workflow.sandbox`); a pair that passes both ways is the same task whatever its words "
-        "(`evaluation.decontamination`)."
+        "(`evaluation.decontamination`). It covers problems from benchmark splits and files; this project's "
+        "own synthetic and built-in problems are checked by text only."
     )
     on_contamination: Literal["drop", "error"] = Field(
         "drop", description="`drop` contaminated problems (reported), or `error`: refuse the run."

@@ -31,7 +31,8 @@ LENGTH = Problem(
 def test_the_manifest_counts_drops_by_kind(tmp_path: Path) -> None:
     honest = [p for p in builtin_problems() if p.task_id in {"builtin/transpose", "builtin/pascal_row"}]
     copy = STRLEN.model_copy(update={"task_id": "mine/copy", "source": "mine"})
-    train = write_problem_records([*honest, LENGTH, copy], tmp_path / "train.jsonl")
+    ours = LENGTH.model_copy(update={"task_id": "builtin/length", "source": "builtin"})  # text check only
+    train = write_problem_records([*honest, LENGTH, copy, ours], tmp_path / "train.jsonl")
     bench = write_problem_records([STRLEN], tmp_path / "bench.jsonl")
     overrides = {"data.train": [str(train)], "data.heldout": "synthetic:heldout",
                  "data.decontamination.public": False, "data.decontamination.against": [str(bench)],
@@ -40,4 +41,4 @@ def test_the_manifest_counts_drops_by_kind(tmp_path: Path) -> None:
     kinds = {row["task_id"]: (row["kind"], row["match"]["task_id"]) for row in manifest["dropped"]}
     assert kinds == {"mine/length": ("behaviour", "bench/strlen"), "mine/copy": ("exact", "bench/strlen")}
     assert manifest["dropped_by_kind"] == {"behaviour": 1, "exact": 1}
-    assert manifest["train"]["count"] == len(honest)
+    assert manifest["train"]["count"] == len(honest) + 1
