@@ -27,7 +27,8 @@ PUBLIC_API = {
         "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "ChoiceDimension", "ConfigError",
         "CurriculumConfig", "DataConfig", "DataSource", "DecontaminationConfig", "EmbeddedModelConfig",
         "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection", "FailoverConfig", "GateConfig",
-        "GeneratorConfig", "GraphConfig", "GridDimension", "InProcessConfig", "KLConfig", "LLMConfig",
+        "GeneratorConfig", "GeneratorWarmStartConfig", "GraphConfig", "GridDimension", "InProcessConfig",
+        "KLConfig", "LLMConfig",
         "LimitLearningConfig", "LimitsConfig", "LogUniformDimension", "MixedPrecisionSection", "ModelRef",
         "OptimConfig", "PhaseConfig", "PoliciesConfig", "PoolConfig", "PretrainConfig", "ResourceLimits",
         "ReviewCreditConfig", "ReviewWarmStartConfig", "ReviewerConfig", "RewardConfig", "RolloutConfig",
@@ -54,8 +55,8 @@ PUBLIC_API = {
         "EpisodeState", "RoundRecord", "build_graph", "build_inference_graph", "build_training_graph",
     ],
     "coding_framework.llm": [
-        "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation", "SamplingParams",
-        "TemplateError", "TokenEngine", "TokenSession", "build_chat_model", "build_engine",
+        "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation", "RequestFailed",
+        "SamplingParams", "TemplateError", "TokenEngine", "TokenSession", "build_chat_model", "build_engine",
     ],
     "coding_framework.problems": [
         "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat", "augment",

@@ -67,6 +67,7 @@ from coding_framework.config.verl import (
     VerlConfig,
     VerlRolloutSection,
 )
+from coding_framework.config.warm_start import GeneratorWarmStartConfig
 
 __all__ = [
     "AgentsConfig",
@@ -91,6 +92,7 @@ __all__ = [
     "FailoverConfig",
     "GateConfig",
     "GeneratorConfig",
+    "GeneratorWarmStartConfig",
     "GraphConfig",
     "GridDimension",
     "InProcessConfig",
