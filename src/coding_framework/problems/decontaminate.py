@@ -290,17 +290,25 @@ def _signature(solution: str, entry_point: str) -> tuple[int, float] | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _call_arities(test_code: str, test_format: str, entry_point: str) -> frozenset[int] | None:
-    """How many positional arguments the tests pass to the entry point (``candidate`` in a HumanEval
-    ``check``); None when unknown (keywords, ``*args``, a ``calls`` spec, or no call found)."""
+def _test_tree(test_code: str, test_format: str, entry_point: str) -> tuple[ast.Module, str] | None:
+    """The tests' syntax tree and the name they call the entry point by; None for a format without one."""
     if test_format not in ("asserts", "check_function"):
         return None
-    name = "candidate" if test_format == "check_function" else entry_point
     try:
         tree = ast.parse(test_code)
     except SyntaxError:
         return None
+    return tree, "candidate" if test_format == "check_function" else entry_point
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_arities(test_code: str, test_format: str, entry_point: str) -> frozenset[int] | None:
+    """How many positional arguments the tests pass to the entry point (``candidate`` in a HumanEval
+    ``check``); None when unknown (keywords, ``*args``, a ``calls`` spec, or no call found)."""
+    parsed = _test_tree(test_code, test_format, entry_point)
+    if parsed is None:
+        return None
+    tree, name = parsed
     found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
@@ -330,13 +338,10 @@ Shape = tuple[tuple[str | None, ...], str | None]
 def _call_shapes(test_code: str, test_format: str, entry_point: str) -> frozenset[Shape] | None:
     """The kinds of the arguments and of the expected value of each ``f(...) == expected`` the tests
     assert; None when unknown."""
-    if test_format not in ("asserts", "check_function"):
+    parsed = _test_tree(test_code, test_format, entry_point)
+    if parsed is None:
         return None
-    name = "candidate" if test_format == "check_function" else entry_point
-    try:
-        tree = ast.parse(test_code)
-    except SyntaxError:
-        return None
+    tree, name = parsed
     found: set[Shape] = set()
     compares = [n for n in ast.walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1]
     for node in compares:
