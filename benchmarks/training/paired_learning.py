@@ -70,6 +70,19 @@ def _cell(arm: str, spec: str, benchmark: str, mode: str, samples_dir: Path) -> 
     }
 
 
+def _run_record(run_dir: Path) -> dict[str, Any]:
+    """What a training run's warm start did and what its data step kept and dropped."""
+    manifest = json.loads((run_dir / "data_manifest.json").read_text())
+    warm = run_dir / "warm_start.json"
+    return {
+        "run_dir": str(run_dir),
+        "warm_start": json.loads(warm.read_text()) if warm.is_file() else None,
+        "train_problems": manifest["train"]["count"],
+        "dropped_by_kind": manifest.get("dropped_by_kind", {}),
+        "pass_rate_band": manifest.get("pass_rate_band"),
+    }
+
+
 def paired(before: dict[str, float], after: dict[str, float], seed: int = 0) -> dict[str, Any]:
     """The paired comparison of two cells over the problems both hold."""
     tasks = sorted(set(before) & set(after))
@@ -91,7 +104,16 @@ def main() -> None:
     parser.add_argument("--mode", action="append", choices=sorted(MODES), help="default: greedy")
     parser.add_argument("--samples-dir", type=Path, default=ROOT / "runs" / "paired_learning")
     parser.add_argument("--out", type=Path, default=RESULTS / "paired_learning.json")
+    parser.add_argument("--earlier", action="append", type=Path, default=[],
+                        help="an earlier result file of this script: its cells' walls and loads are kept")
+    parser.add_argument("--run-dir", action="append", default=[],
+                        help="ARM=RUN_DIR: file that run's warm start and data manifest with the arm")
     args = parser.parse_args()
+    previous: dict[str, Any] = {}
+    for earlier in [*args.earlier, args.out]:  # an earlier run's cells, whose samples files are reused
+        if earlier.is_file():
+            previous |= {k: v for k, v in json.loads(earlier.read_text()).get("cells", {}).items()
+                         if v.get("wall_s") is not None}
     arms = dict(a.split("=", 1) for a in args.arm)
     benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
     modes = args.mode or ["greedy"]
@@ -103,8 +125,12 @@ def main() -> None:
                 for mode in modes:
                     with LoadMonitor() as cell_load:
                         cell = _cell(arm, spec, benchmark, mode, args.samples_dir)
-                    cell["load_avg"] = cell_load.record()
-                    cells[f"{arm}/{benchmark}/{mode}"] = cell
+                    key = f"{arm}/{benchmark}/{mode}"
+                    if cell["wall_s"] is None and key in previous:  # read from its file: keep how it was made
+                        cell |= {k: previous[key][k] for k in ("wall_s", "load_avg")}
+                    else:
+                        cell["load_avg"] = cell_load.record()
+                    cells[key] = cell
                     print(f"[{arm} {benchmark} {mode}] pass@1 {cell['pass@1']:.4f}", file=sys.stderr,
                           flush=True)
     base = next(iter(arms))
@@ -116,6 +142,7 @@ def main() -> None:
     figures = {
         "arms": arms,
         "baseline": base,
+        "runs": {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)},
         "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
         "paired": comparisons,
     }
