@@ -96,6 +96,7 @@ def test_shared_lora_is_verls_lora_and_per_role_is_refused(tmp_path: Path) -> No
 @pytest.mark.parametrize(("change", "fragment"), [
     ({"policies": {"mode": "per_role_lora"}}, "per_role_lora: verl trains one policy"),
     ({"reviewer_warm_start": {"enabled": True}}, "reviewer_warm_start.enabled"),
+    ({"warm_start": {"enabled": True}}, "warm_start.enabled: verl.s trainer has no supervised warm start"),
     ({"policies": {"mode": "shared_lora", "roles": ["generator"]},
       "workflow": {"agents": {"reviewer": {"backend": "llm"}}}}, r"leave \['reviewer'\] on the base"),
 ])

@@ -244,11 +244,15 @@ def _policies(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
     default full fine-tune; `shared_lora` is verl's one adapter on the frozen base (rank, alpha and
     targets as ours; its learning rate is ``optim.lr`` in both trainers; ``adapter_dir``: the starting
     model's adapter, continued). verl's rollout runs every call through that adapter, so every role that
-    calls the policy must share it. `per_role_lora` and the Reviewer's warm start have no verl form."""
+    calls the policy must share it. `per_role_lora` and both warm starts have no verl form."""
     policies = cfg.policies
     if cfg.reviewer_warm_start.enabled:
         raise VerlMappingError("reviewer_warm_start.enabled: verl's trainer has no supervised warm start of "
                                "the Reviewer; run it with `coding-framework train`, or disable it")
+    if cfg.warm_start.enabled:
+        raise VerlMappingError("warm_start.enabled: verl's trainer has no supervised warm start; run "
+                               "`coding-framework train --warm-start-only --run-dir D` and start verl from "
+                               "D/warm_start_model (model: D/warm_start_model), or disable it")
     if policies.mode == "per_role_lora":
         raise VerlMappingError("policies.mode per_role_lora: verl trains one policy with one optimizer, and "
                                "per-role adapters each need their own optimizer and rows; use shared_lora "
@@ -496,6 +500,7 @@ MAPPED: dict[str, str] = {
     "audit.tolerance": "+coding_framework.audit_tolerance (the CPU rollout's audit)",
     "policies": "actor_rollout_ref.model.lora_* (_policies; per_role_lora is refused)",
     "reviewer_warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
+    "warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
 }
 
 
