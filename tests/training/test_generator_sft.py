@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from coding_framework.cli.main import app
@@ -38,6 +39,7 @@ def test_an_example_is_the_generators_request_answered_by_a_fenced_program() -> 
     assert len(sft_rows(tok, [ADD], GeneratorWarmStartConfig(solutions_per_problem=1))) == 1
 
 
+@pytest.mark.slow
 def test_warm_start_only_lowers_the_heldout_loss_and_keeps_its_model(tmp_path: Path) -> None:
     settings = {"enabled": True, "epochs": 3, "lr": 0.01, "micro_batch_size": 4, "heldout_limit": 4}
     config = tiny_config(tmp_path, warm_start=settings)
