@@ -1,5 +1,5 @@
-"""Dependencies point one way. From the bottom: config, logs and the registry helper; problems and repository
-tasks; sandbox; grading; rewards, embedded and the repository workspace; models; llm; agents; graphs; evaluation; training, serving and curation;
+"""Dependencies point one way. From the bottom: config, logs and the registry helper; problems; repository
+tasks; sandbox; grading; rewards and embedded; models; llm; agents; graphs; evaluation; training, serving and curation;
 supervisor; cli; and `testing`, the fakes tests and benchmarks share, above all so that no product module can
 import one. A module may import its own package or a lower layer. An upward import fails here, and so
 do an import between two packages of one layer (they need a lower home for what they share), an import of a
@@ -29,19 +29,20 @@ PACKAGE = Path(coding_framework.__file__).parent
 ROOT = "coding_framework"
 LAYERS = {
     "config": 0, "logs": 0, "registry": 0,
-    "problems": 1, "repotasks": 1,
-    "sandbox": 2,
-    "grading": 3,
-    "rewards": 4, "embedded": 4, "workspace": 4,
-    "models": 5,
-    "llm": 6,
-    "agents": 7,
-    "graphs": 8,
-    "evaluation": 9,
-    "curation": 10, "serving": 10, "training": 10,
-    "supervisor": 11,
-    "cli": 12,
-    "testing": 13,
+    "problems": 1,
+    "repotasks": 2,
+    "sandbox": 3,
+    "grading": 4,
+    "rewards": 5, "embedded": 5,
+    "models": 6,
+    "llm": 7,
+    "agents": 8,
+    "graphs": 9,
+    "evaluation": 10,
+    "curation": 11, "serving": 11, "training": 11,
+    "supervisor": 12,
+    "cli": 13,
+    "testing": 14,
 }
 TRAINING = f"{ROOT}.training"
 TRAINING_LAYERS = {
