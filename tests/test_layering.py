@@ -1,5 +1,5 @@
 """Dependencies point one way. From the bottom: config, logs and the registry helper; problems; repository
-tasks; sandbox; grading; rewards and embedded; models; llm; agents; graphs; evaluation; training, serving and curation;
+tasks; sandbox; grading; rewards, embedded and the repository workspace; models; llm; agents; graphs; evaluation; training, serving and curation;
 supervisor; cli; and `testing`, the fakes tests and benchmarks share, above all so that no product module can
 import one. A module may import its own package or a lower layer. An upward import fails here, and so
 do an import between two packages of one layer (they need a lower home for what they share), an import of a
@@ -33,7 +33,7 @@ LAYERS = {
     "repotasks": 2,
     "sandbox": 3,
     "grading": 4,
-    "rewards": 5, "embedded": 5,
+    "rewards": 5, "embedded": 5, "workspace": 5,
     "models": 6,
     "llm": 7,
     "agents": 8,

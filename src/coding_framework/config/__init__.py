@@ -22,6 +22,7 @@ from coding_framework.config.llm import LLMConfig, SamplingConfig
 from coding_framework.config.loader import StrictModel, load_config
 from coding_framework.config.model_ref import ModelRef, parse_model_ref
 from coding_framework.config.policies import PoliciesConfig
+from coding_framework.config.repository import RepositoryConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
 from coding_framework.config.rollout import RolloutPolicy
@@ -70,6 +71,7 @@ from coding_framework.config.verl import (
 from coding_framework.config.warm_start import GeneratorWarmStartConfig
 
 __all__ = [
+    "RepositoryConfig",
     "AgentsConfig",
     "AlgoConfig",
     "AlgorithmOverrides",

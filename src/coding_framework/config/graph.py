@@ -9,6 +9,7 @@ from pydantic import Field
 
 from coding_framework.config.agents import AgentsConfig
 from coding_framework.config.loader import StrictModel, load_config
+from coding_framework.config.repository import RepositoryConfig
 from coding_framework.config.sandbox import SandboxConfig
 from coding_framework.config.shipped import shipped_config
 
@@ -48,6 +49,9 @@ class WorkflowConfig(StrictModel):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    repository: RepositoryConfig = Field(
+        default_factory=RepositoryConfig, description="Repository tasks: the tool-calling agent's budget."
+    )
 
     @classmethod
     def load(

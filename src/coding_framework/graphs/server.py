@@ -1,6 +1,6 @@
 """Graph factories for `langgraph dev` / LangGraph Platform (see `langgraph.json` at the repo root).
 
-Both graphs build from the default configuration on the embedded model (built on first use, offline).
+The graphs build from the default configuration on the embedded model (built on first use, offline).
 ``CODING_FRAMEWORK_MODEL`` (a backend spec such as ``local:/path`` or ``openai:http://host:8000/v1@name``)
 serves another model instead. The two graphs share one engine and one Grader; the server supplies the
 checkpointer. The factories are async and build in a worker thread: loading a model blocks, and the
@@ -21,6 +21,7 @@ from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.model_ref import parse_model_ref
 from coding_framework.grading import Grader
 from coding_framework.graphs.build import build_inference_graph, build_training_graph
+from coding_framework.graphs.repository import repository_graph_for
 
 MODEL_ENV = "CODING_FRAMEWORK_MODEL"
 _lock = threading.Lock()
@@ -42,6 +43,8 @@ def _build(kind: str) -> CompiledStateGraph:
 @functools.cache
 def _cached(kind: str) -> CompiledStateGraph:
     config, grader, engines = _shared()
+    if kind == "repository":
+        return repository_graph_for(config, grader, engines=engines)
     builder = build_training_graph if kind == "training" else build_inference_graph
     return builder(config, grader=grader, engines=engines)
 
@@ -54,3 +57,9 @@ async def inference_graph() -> CompiledStateGraph:
 async def training_graph() -> CompiledStateGraph:
     """The training workflow: same input; the state also holds token-exact ``calls`` and ``trajectory``."""
     return await asyncio.to_thread(_build, "training")
+
+
+async def repository_graph() -> CompiledStateGraph:
+    """The repository workflow: a tool-calling agent on a repository task. Input: ``{"task": {...}}`` (a
+    RepoTask, e.g. one of ``repotasks.load_minirepos("test")``)."""
+    return await asyncio.to_thread(_build, "repository")
