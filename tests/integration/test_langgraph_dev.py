@@ -1,4 +1,4 @@
-"""`langgraph dev` serves both graphs of langgraph.json offline; a run is driven through the HTTP API."""
+"""`langgraph dev` serves the graphs of langgraph.json offline; runs are driven through the HTTP API."""
 
 from __future__ import annotations
 
@@ -87,11 +87,11 @@ async def _run(url: str, graph_id: str, inputs: dict) -> dict:
     return state["values"]
 
 
-async def test_both_graphs_are_served(server: str) -> None:
+async def test_every_graph_is_served(server: str) -> None:
     from langgraph_sdk import get_client
 
     assistants = await get_client(url=server).assistants.search()
-    assert {"inference", "training"} <= {a["graph_id"] for a in assistants}
+    assert {"inference", "training", "repository"} <= {a["graph_id"] for a in assistants}
 
 
 async def test_inference_run_through_the_http_api(server: str) -> None:
@@ -113,3 +113,17 @@ async def test_training_run_keeps_token_records_in_the_served_state(server: str)
     assert sum(trajectory["loss_mask"]) == sum(len(c["response_ids"]) for c in calls)
     last = calls[-1]
     assert trajectory["ids"][: len(last["prompt_ids"])] == last["prompt_ids"]
+
+
+async def test_repository_run_through_the_http_api(server: str) -> None:
+    from coding_framework.testing.repository import calc_task
+
+    task = calc_task()
+    values = await _run(server, "repository", {"task": task.model_dump()})
+    verdict = values["verdict"]
+    assert verdict["tier"] == "hardened-repository" and verdict["instance_id"] == task.instance_id
+    assert values["passed"] is verdict["resolved"]
+    assert values["stop_reason"] in ("finished", "max_turns", "token_budget")
+    assert 1 <= len(values["exchanges"]) <= 12
+    assert all(e["tool"] is None or e["tool"] in ("list_files", "read_file", "replace_in_file", "write_file",
+                                                  "run_tests", "finish") for e in values["exchanges"])
