@@ -1,5 +1,6 @@
 """Repository tasks: SWE-bench-shaped tasks over a repository snapshot, and the offline mini-repository set."""
 
+from coding_framework.repotasks.swebench import SwebenchLoadError, load_swebench
 from coding_framework.repotasks.task import PatchError, RepoTask, RepoTaskSource, apply_patch
 
-__all__ = ["PatchError", "RepoTask", "RepoTaskSource", "apply_patch"]
+__all__ = ["PatchError", "RepoTask", "RepoTaskSource", "SwebenchLoadError", "apply_patch", "load_swebench"]
