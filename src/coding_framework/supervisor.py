@@ -10,7 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast, overload
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
@@ -22,14 +22,26 @@ from coding_framework.agents.freeform import problem_from_text
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.model_ref import ModelRef
 from coding_framework.evaluation.episodes import grade, repeat, score
+from coding_framework.evaluation.repository import (
+    RepoEvaluationReport,
+    check_gradable,
+    episode_progress,
+    is_repository_benchmark,
+    jobs_for,
+    load_repo_tasks,
+    report_for,
+    run_episodes,
+)
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
+from coding_framework.graphs.repository import repository_graph_for
 from coding_framework.llm.base import EngineError, RequestFailed
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark, with_few_shot_prompt
 from coding_framework.problems.sources import resolve_source
+from coding_framework.repotasks.task import RepoTask
 
 if TYPE_CHECKING:
     from coding_framework.config.training import TrainingConfig
@@ -120,7 +132,7 @@ class EvaluationIncomplete(EngineError):
     """Generation stopped before every episode ended. ``report`` grades and scores the episodes that did
     (``len(report.samples)`` of ``total``), so a long run that fails keeps what it made."""
 
-    def __init__(self, message: str, report: EvaluationReport, total: int) -> None:
+    def __init__(self, message: str, report: EvaluationReport | RepoEvaluationReport, total: int) -> None:
         super().__init__(message)
         self.report = report
         self.total = total
@@ -317,9 +329,27 @@ class CodingSupervisor:
         async with self.graph() as graph:
             return list(await asyncio.gather(*(one(graph, i, p) for i, p in enumerate(problems))))
 
+    @overload
+    def evaluate(self, benchmark: Sequence[Problem], *, n_samples: int = 1, limit: int | None = None,
+                 data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
+                 progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
+                 repos_dir: str | Path | None = None) -> EvaluationReport: ...
+
+    @overload
+    def evaluate(self, benchmark: Sequence[RepoTask], *, n_samples: int = 1, limit: int | None = None,
+                 data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
+                 progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
+                 repos_dir: str | Path | None = None) -> RepoEvaluationReport: ...
+
+    @overload
+    def evaluate(self, benchmark: str, *, n_samples: int = 1, limit: int | None = None,
+                 data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
+                 progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
+                 repos_dir: str | Path | None = None) -> EvaluationReport | RepoEvaluationReport: ...
+
     def evaluate(
         self,
-        benchmark: str | Sequence[Problem],
+        benchmark: str | Sequence[Problem] | Sequence[RepoTask],
         *,
         n_samples: int = 1,
         limit: int | None = None,
@@ -329,17 +359,29 @@ class CodingSupervisor:
         progress: bool = True,
         seed: int | None = None,
         prompt: str = "zero-shot",
-    ) -> EvaluationReport:
+        repos_dir: str | Path | None = None,
+    ) -> EvaluationReport | RepoEvaluationReport:
         """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
 
         ``benchmark`` is a name for ``problems.load_benchmark`` (with ``data``/``split``) or a list of
         problems; ``limit`` keeps the first problems only. pass@k is reported for each k <= n_samples.
         With ``seed``, two runs with the same model and config give the same samples. ``prompt="few-shot"``
         asks MBPP problems with the MBPP paper's standard 3-shot prompt (tasks 2, 3 and 4).
+
+        A repository benchmark (``minirepo:SPLIT``, ``swebench:FILE`` with ``repos_dir``, or a list of
+        RepoTasks) goes to :meth:`evaluate_repository` and gives its report.
         """
+        repository = _repository_benchmark(benchmark)
+        if repository is not None:
+            if prompt != "zero-shot":
+                raise ValueError(f"repository tasks have one prompt (the issue), not {prompt!r}")
+            return self.evaluate_repository(
+                repository, n_samples=n_samples, limit=limit, data=data, split=split, repos_dir=repos_dir,
+                ks=ks, progress=progress, seed=seed,
+            )
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
-        name, problems = _problems(benchmark, data, split, limit)
+        name, problems = _problems(cast("str | Sequence[Problem]", benchmark), data, split, limit)
         if prompt == "few-shot":
             if not name.startswith("mbpp"):
                 raise ValueError(f"the few-shot prompt is MBPP's (tasks 2, 3 and 4); {name!r} has none")
@@ -400,6 +442,68 @@ class CodingSupervisor:
             truncated_share=sum(bool(s["truncated"]) for s in samples) / len(samples),
             request_failures=sum(r.stop_reason == REQUEST_FAILED for r in results),
         )
+
+    def evaluate_repository(
+        self,
+        benchmark: str | Sequence[RepoTask],
+        *,
+        n_samples: int = 1,
+        limit: int | None = None,
+        data: str | Path | None = None,
+        split: str = "all",
+        repos_dir: str | Path | None = None,
+        ks: Sequence[int] = (1, 10, 100),
+        progress: bool = True,
+        seed: int | None = None,
+    ) -> RepoEvaluationReport:
+        """Run ``n_samples`` repository-graph episodes per task (``config.repository``'s budget, the
+        Generator's model) and report them (``evaluation.repository``). ``benchmark`` is ``minirepo:SPLIT``
+        (or ``minirepo`` with ``split``; ``data``: another set file), ``swebench:FILE`` (snapshots under
+        ``repos_dir``) or a list of RepoTasks. With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``.
+        """
+        if isinstance(benchmark, str):
+            name, tasks = load_repo_tasks(benchmark, split=split, data=data, repos_dir=repos_dir, limit=limit)
+        else:
+            name, tasks = "custom", list(benchmark)[:limit]
+            if not tasks:
+                raise ValueError("no repository tasks to evaluate")
+            check_gradable(tasks)
+        jobs = jobs_for(tasks, n_samples)
+        finished: dict[int, dict[str, Any]] = {}
+        start = time.perf_counter()
+        try:
+            records = run_sync(lambda: self._repository_episodes(jobs, progress, seed, finished))
+        except EngineError as exc:
+            if not finished:
+                raise
+            done = sorted(finished)
+            partial = report_for(name, len({jobs[i][0].instance_id for i in done}), n_samples,
+                                 [finished[i] for i in done], time.perf_counter() - start, ks)
+            raise EvaluationIncomplete(str(exc), partial, len(jobs)) from exc
+        failed = [r for r in records if r["stop_reason"] == REQUEST_FAILED]
+        if len(failed) == len(records):
+            raise EngineError(f"every model request failed, e.g.: {failed[0]['error']}")
+        return report_for(name, len(tasks), n_samples, records, time.perf_counter() - start, ks)
+
+    async def _repository_episodes(
+        self, jobs: Sequence[tuple[RepoTask, int]], progress: bool, seed: int | None,
+        finished: dict[int, dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        # Engines the agents already hold are shared (one copy of the weights); others close afterwards.
+        shared = self._agents.engines if self._agents is not None else None
+        engines = shared or EngineCache(self.config.agents.vllm, self._resolved, self.config.agents.timeout_s)
+        try:
+            graph = repository_graph_for(self.config, self.grader, chat_model=self._chat_model,
+                                         engines=engines)
+            concurrency = self.config.graph.concurrency
+            if not progress:
+                return await run_episodes(graph, jobs, concurrency=concurrency, seed=seed, finished=finished)
+            with episode_progress(len(jobs)) as on_done:
+                return await run_episodes(graph, jobs, concurrency=concurrency, seed=seed, on_done=on_done,
+                                          finished=finished)
+        finally:
+            if shared is None:
+                engines.close()
 
     async def _generate(self, jobs: Sequence[Problem], progress: bool, seed: int | None,
                         finished: dict[int, SolveResult]) -> list[SolveResult]:
@@ -506,6 +610,18 @@ def _progress_lines(total: int, console: Any) -> Callable[[SolveResult], None]:
         )
 
     return line
+
+
+def _repository_benchmark(
+    benchmark: str | Sequence[Problem] | Sequence[RepoTask],
+) -> str | list[RepoTask] | None:
+    """``benchmark`` when it names repository tasks or lists them; None for problems."""
+    if isinstance(benchmark, str):
+        return benchmark if is_repository_benchmark(benchmark) else None
+    tasks = list(benchmark)
+    if tasks and all(isinstance(t, RepoTask) for t in tasks):
+        return cast(list[RepoTask], tasks)
+    return None
 
 
 def _problems(

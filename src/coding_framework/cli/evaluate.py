@@ -24,7 +24,9 @@ def evaluate(
     benchmark: Annotated[
         str,
         typer.Option(
-            help=" | ".join(BENCHMARKS) + "; with --model, NAME:SPLIT evaluates one split (mbpp:test).",
+            help=" | ".join(BENCHMARKS) + "; with --model, NAME:SPLIT evaluates one split (mbpp:test). "
+            "Repository tasks: minirepo:train|validation|test (the shipped mini-repositories) or "
+            "swebench:FILE (SWE-bench JSONL rows, snapshots under --repos-dir), graded by hidden tests.",
         ),
     ],
     samples: Annotated[
@@ -117,6 +119,21 @@ def evaluate(
             "the agents config's).",
         ),
     ] = None,
+    repos_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="swebench:FILE: the folder of repository snapshots, <instance_id>/ or "
+            "<owner>__<name>__<commit7>/ (default: repos/ beside FILE).",
+        ),
+    ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Repository benchmarks, with --model: model turns (tool calls) per episode (default: the "
+            "repository config's).",
+        ),
+    ] = None,
     request_timeout: Annotated[
         float | None,
         typer.Option(
@@ -132,13 +149,35 @@ def evaluate(
     Prints pass@k as JSON on the last stdout line. For humanevalplus and mbppplus the top-level pass@k
     figures are EvalPlus's plus scores (base and plus inputs both pass), and the line also carries
     {"base": {...}, "plus": {...}}; each result line then has base_passed as well.
+
+    A repository benchmark runs episodes of the repository graph (--model), or grades SWE-bench-style
+    predictions (--samples: instance_id and model_patch per line) or the gold patches (--canonical); a
+    sample is resolved when every hidden test passes, and the line names the tier (hardened-repository).
     """
     from coding_framework.config import ConfigError
+    from coding_framework.evaluation.repository import is_repository_benchmark
 
     try:
         sandbox = sandbox_settings(sandbox_config, timeout=timeout, workers=workers, backend=backend)
     except ConfigError as exc:
         fail(str(exc))
+    if is_repository_benchmark(benchmark):
+        if (samples is not None) + canonical + (model is not None) != 1:
+            fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
+        if model is None:
+            _grade_repository_patches(benchmark, samples, results, data, repos_dir, limit, sandbox)
+            return
+        if max_rounds is not None:
+            fail("repository episodes are limited in turns, not rounds: use --max-turns")
+        if prompt != "zero-shot":
+            fail(f"repository tasks have one prompt (the issue), not {prompt!r}")
+        ref = model_flag(model)
+        resolved = None if ref.is_endpoint else resolved_or_fail(ref)
+        _run_repository(benchmark, ref, resolved, n_samples, limit, data, repos_dir, results, sandbox, seed,
+                        agents_config, max_turns, temperature, concurrency, request_timeout)
+        return
+    if max_turns is not None or repos_dir is not None:
+        fail("--max-turns and --repos-dir apply to repository benchmarks (minirepo:SPLIT, swebench:FILE)")
     if model is not None:
         ref = model_flag(model)
         resolved = None if ref.is_endpoint else resolved_or_fail(ref)
@@ -204,7 +243,7 @@ def _generate_and_grade(
     from coding_framework.problems import ProblemLoadError
     from coding_framework.problems.sources import parse_source
     from coding_framework.sandbox import BackendUnavailable
-    from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete
+    from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete, EvaluationReport
 
     out_path = results or Path(f"runs/{benchmark}_{n_samples}x_samples.jsonl")
     try:
@@ -228,6 +267,7 @@ def _generate_and_grade(
         fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are graded in {kept}")
     except (ConfigError, EngineError, ProblemLoadError, BackendUnavailable, ValueError) as exc:
         fail(str(exc))
+    assert isinstance(report, EvaluationReport)  # repository benchmarks take _run_repository
     out = report.write_samples(out_path)
     typer.echo(f"{report.problems} problems x {n_samples} samples -> {out}", err=True)
     print_result_line(
@@ -242,3 +282,89 @@ def _generate_and_grade(
             "request_failures": report.request_failures,
         }
     )
+
+
+def _repository_out(benchmark: str, n_samples: int | None) -> Path:
+    """runs/<benchmark>_<n>x_samples.jsonl, a SWE-bench file named by its stem."""
+    name, _, rest = benchmark.partition(":")
+    label = f"{name}:{Path(rest).stem}" if name == "swebench" and rest else benchmark
+    return Path(f"runs/{label}_{n_samples}x_samples.jsonl" if n_samples else f"runs/{label}_graded.jsonl")
+
+
+def _run_repository(
+    benchmark: str,
+    model: ModelRef,
+    resolved: ResolvedModel | None,
+    n_samples: int,
+    limit: int | None,
+    data: Path | None,
+    repos_dir: Path | None,
+    results: Path | None,
+    sandbox: SandboxConfig,
+    seed: int,
+    agents_config: str | None,
+    max_turns: int | None,
+    temperature: float | None,
+    concurrency: int | None,
+    request_timeout: float | None,
+) -> None:
+    from coding_framework.cli.common import workflow_config
+    from coding_framework.config import ConfigError
+    from coding_framework.llm.base import EngineError
+    from coding_framework.sandbox import BackendUnavailable
+    from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete
+
+    out_path = results or _repository_out(benchmark, n_samples)
+    try:
+        config = workflow_config(agents_config, model=model)
+        if max_turns is not None:
+            config.repository.max_turns = max_turns
+        if temperature is not None:
+            config.repository.sampling.temperature = temperature
+        if request_timeout is not None:
+            config.agents.timeout_s = request_timeout
+        if concurrency is not None:
+            config.graph.concurrency = concurrency
+            config.agents.vllm.setdefault("max_num_seqs", concurrency)
+        config.sandbox = sandbox
+        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
+            report = supervisor.evaluate_repository(benchmark, n_samples=n_samples, limit=limit, data=data,
+                                                    repos_dir=repos_dir, seed=seed)
+    except EvaluationIncomplete as exc:
+        kept = exc.report.write_samples(out_path.with_name(f"{out_path.stem}.partial{out_path.suffix}"))
+        fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are in {kept}")
+    except (ConfigError, EngineError, BackendUnavailable, ValueError) as exc:
+        fail(str(exc))
+    out = report.write_samples(out_path)
+    typer.echo(f"{report.tasks} tasks x {n_samples} samples -> {out}", err=True)
+    print_result_line(report.result_line())
+
+
+def _grade_repository_patches(
+    benchmark: str,
+    samples: Path | None,
+    results: Path | None,
+    data: Path | None,
+    repos_dir: Path | None,
+    limit: int | None,
+    sandbox: SandboxConfig,
+) -> None:
+    """Grade SWE-bench-style predictions (``samples``) or, where that is None, the tasks' gold patches."""
+    from coding_framework.evaluation import repository as repo_eval
+    from coding_framework.grading import Grader
+    from coding_framework.sandbox import BackendUnavailable
+
+    out_path = results or (Path(f"{samples}_results.jsonl") if samples else _repository_out(benchmark, None))
+    try:
+        name, tasks = repo_eval.load_repo_tasks(benchmark, data=data, repos_dir=repos_dir, limit=limit)
+        items = (repo_eval.read_predictions(samples, tasks) if samples
+                 else [(task, task.patch) for task in tasks])
+        with Grader(sandbox) as grader:
+            records = repo_eval.grade_patches(grader, items, progress=True)
+    except (BackendUnavailable, ValueError) as exc:
+        fail(str(exc))
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    typer.echo(f"graded {len(records)} patches over {len({r['instance_id'] for r in records})} tasks -> "
+               f"{out_path}", err=True)
+    print_result_line(repo_eval.patch_summary(name, records))
