@@ -46,6 +46,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "per_role_lora": TrainingConfig,
     "smollm2_lora": TrainingConfig,
     "smollm2_grpo": TrainingConfig,
+    "repo_grpo": TrainingConfig,
     "serving": ServingConfig,
     "sweep_basic": SweepConfig,
     "verl_fsdp": VerlConfig,

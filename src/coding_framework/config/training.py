@@ -27,8 +27,8 @@ from coding_framework.config.warm_start import GeneratorWarmStartConfig
 __all__ = [
     "AlgoConfig", "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "CurriculumConfig", "DataConfig",
     "DataSource", "DecontaminationConfig", "Device", "EpisodeRewardConfig", "EvalConfig", "GateConfig",
-    "OffPolicyCorrection", "OptimConfig", "Precision", "RolloutConfig", "RolloutEngineName", "TrackingConfig",
-    "TrainingConfig", "VLLMRolloutConfig",
+    "OffPolicyCorrection", "OptimConfig", "Precision", "RepositoryDataConfig", "RolloutConfig",
+    "RolloutEngineName", "TrackingConfig", "TrainingConfig", "VLLMRolloutConfig",
 ]
 
 LRSchedule = Literal["constant", "linear", "cosine"]
@@ -98,6 +98,31 @@ class DecontaminationConfig(StrictModel):
     scan_secrets: bool = Field(True, description="Drop problems that hold secrets or credentials.")
 
 
+class RepositoryDataConfig(StrictModel):
+    """Repository tasks (SWE-bench-shaped: a repository snapshot, an issue, hidden tests) as the training
+    data: each episode runs the repository graph (`workflow.repository`: the tool-calling agent, its turn
+    and token budgets) and earns its verdict's reward, the share of FAIL_TO_PASS tests passed times the
+    share of PASS_TO_PASS tests kept; a task is passed when it is resolved. Sources are repository
+    benchmarks as `coding-framework evaluate` names them: `minirepo:SPLIT` (the shipped mini-repository
+    set: train, validation, test) or `swebench:FILE` (SWE-bench JSONL rows over local snapshots)."""
+
+    train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
+        default_factory=lambda: [DataSource(source="minirepo:train")],
+        min_length=1,
+        description="Training sources, mixed by weight.",
+    )
+    heldout: str = Field(
+        "minirepo:validation", min_length=1,
+        description="The held-out source: evaluated before and after training (resolved rate) and gated on."
+    )
+    heldout_limit: int | None = Field(None, ge=1, description="Evaluate on the first N held-out tasks only.")
+    minirepo_file: Path | None = Field(
+        None,
+        description="A mini-repository set file (the shipped set's format, `repotasks.minirepo`) that "
+        "`minirepo:SPLIT` sources read instead of the shipped set.",
+    )
+
+
 class DataConfig(StrictModel):
     """Which problems train and which evaluate. Held-out synthetic instances use primary constants that no
     training instance (RL or the embedded model's SFT) uses: `heldout_fraction` and `split_seed` fix which
@@ -155,6 +180,11 @@ class DataConfig(StrictModel):
         "synthetic held-out split.",
     )
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
+    repository: RepositoryDataConfig | None = Field(
+        None,
+        description="Train on repository tasks instead of problems (`RepositoryDataConfig`); the problem "
+        "fields above then stay unset. Null: problems.",
+    )
 
     @model_validator(mode="after")
     def _band(self) -> Self:
@@ -554,6 +584,26 @@ class TrainingConfig(StrictModel):
         if gpu_only and self.device == "cpu":
             raise ValueError(f"{' and '.join(gpu_only)} need device: cuda; on the CPU they save no memory "
                              "that matters and bf16 only adds rounding (set device: cuda or leave them off)")
+        return self
+
+    @model_validator(mode="after")
+    def _repository_data(self) -> TrainingConfig:
+        """A run trains on problems or on repository tasks; what only problems have is refused with tasks."""
+        if self.data.repository is None:
+            return self
+        problem_only = [name for name, on in (
+            ("data.train", bool(self.data.train)), ("data.heldout", self.data.heldout is not None),
+            ("data.pass_rates", self.data.pass_rates is not None),
+            ("warm_start.enabled", self.warm_start.enabled),
+            ("reviewer_warm_start.enabled", self.reviewer_warm_start.enabled),
+            ("curriculum.by_pass_rate", self.curriculum.by_pass_rate),
+        ) if on]
+        if problem_only:
+            raise ValueError(f"data.repository trains on repository tasks; {', '.join(problem_only)} "
+                             "belong to problem runs: leave them unset")
+        if self.rollout.trained_roles != ["generator"]:
+            raise ValueError("repository episodes train the generator (the tool-calling agent) only: set "
+                             f"rollout.trained_roles to [generator], got {self.rollout.trained_roles}")
         return self
 
     @model_validator(mode="after")

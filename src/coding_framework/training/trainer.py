@@ -14,6 +14,10 @@ The policy samples and trains on ``config.device``, or on the device of the engi
 state a run sets (RNG seeds, thread count, progress bars, a frozen heap) lasts from ``Trainer(...)`` to
 the end of ``run()`` (or ``close()``) and is then put back (``run.scope.RunScope``). What a run starts
 from (spec, device, problems, base model, checkpoint) is resolved in ``run.setup``.
+
+A run on repository tasks (``data.repository``) is the same loop: its episodes come from the repository
+graph, rewarded by their hidden tests' verdict (``rollouts.repository``), and its held-out evaluation
+measures the resolved rate of the held-out tasks (``heldout_pass@1``), which the gate compares.
 """
 
 from __future__ import annotations
@@ -42,7 +46,12 @@ from coding_framework.training.role_policies import RolePolicies
 from coding_framework.training.rollouts.source import BatchSource
 from coding_framework.training.run.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.run.data import MANIFEST_FILE, prepare_data
-from coding_framework.training.run.evals import evaluate_policy, evaluate_slices, slice_metrics
+from coding_framework.training.run.evals import (
+    evaluate_policy,
+    evaluate_repository_policy,
+    evaluate_slices,
+    slice_metrics,
+)
 from coding_framework.training.run.gate import gate_verdict
 from coding_framework.training.run.heldout import HeldoutResult
 from coding_framework.training.run.progress import peak_memory, step_info, step_progress
@@ -132,7 +141,7 @@ class Trainer:
         if start is not None and check_adapters(start, config):
             assert start.model_dir is not None
             self.policies.load_adapters(start.model_dir)  # continue the trained adapters, not fresh ones
-        self.source = BatchSource(config, self.train_problems, self.data.weights, engine, self.policies,
+        self.source = BatchSource(config, self.data.tasks, self.data.weights, engine, self.policies,
                                   self.run_dir / "rollout_engine")
         self.updater = self.policies.primary
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", config.checkpoint.keep_last)
@@ -205,7 +214,11 @@ class Trainer:
     def _evaluate(self, grader: Grader) -> tuple[HeldoutResult, dict[str, HeldoutResult]]:
         """The held-out set's result and each benchmark slice's, on the policy ``eval.engine`` names."""
         engine = self.source.eval_engine()
-        heldout = asyncio.run(evaluate_policy(engine, self.config, grader, self.heldout))
+        repository = self.data.repository
+        if repository is not None:
+            heldout = asyncio.run(evaluate_repository_policy(engine, self.config, grader, repository.heldout))
+        else:
+            heldout = asyncio.run(evaluate_policy(engine, self.config, grader, self.heldout))
         return heldout, asyncio.run(evaluate_slices(engine, self.config, grader, self.data.slices))
 
     def _audit(self, rows: list[Trajectory]) -> dict[str, float]:

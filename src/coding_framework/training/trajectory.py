@@ -172,22 +172,31 @@ def from_records(ids: Sequence[int], loss_mask: Sequence[int], logprobs: Sequenc
                       metadata=dict(metadata or {}))
 
 
+def episode_task_id(final_state: Mapping[str, Any]) -> str:
+    """The id of what an episode worked on: its problem's ``task_id``, or its repository task's
+    ``instance_id`` (the repository graph's state holds ``task``)."""
+    if final_state.get("problem"):
+        return str(final_state["problem"].get("task_id", ""))
+    return str((final_state.get("task") or {}).get("instance_id", ""))
+
+
 def trajectories_from_episode(final_state: Mapping[str, Any],
                               trained_roles: Sequence[str] = DEFAULT_TRAINED_ROLES, *, reward: float = 0.0,
                               group_id: str | None = None,
                               metadata: Mapping[str, Any] | None = None) -> list[Trajectory]:
-    """One trajectory per trained role with calls in a finished training-graph episode.
+    """One trajectory per trained role with calls in a finished training-graph episode (or a repository
+    graph's training episode, whose tool observations are the mask-0 tokens between the calls).
 
     Reads the state's ``trajectory`` (the Generator's session: ``ids``, ``loss_mask``, ``logprobs``) and
     ``calls`` (its call records). Roles whose calls are not in the session (a Reviewer answering
     through its own chat model, even on shared weights) emit no rows. ``group_id`` defaults to the
-    problem's task id, so episodes of one problem in a batch form one GRPO group.
+    problem's task id (``episode_task_id``), so episodes of one problem in a batch form one GRPO group.
     """
     session = final_state.get("trajectory")
     if not session or not final_state.get("calls"):
         raise ValueError("the state has no `trajectory`/`calls`: run the episode with build_training_graph")
     calls = [CallRecord(**record) for record in final_state["calls"]]
-    task_id = str((final_state.get("problem") or {}).get("task_id", ""))
+    task_id = episode_task_id(final_state)
     info = {"passed": bool(final_state.get("passed", False)),
             "episode_stop_reason": final_state.get("stop_reason"),
             "rounds": int(final_state.get("round", len(calls))), **(metadata or {})}
@@ -209,7 +218,7 @@ def review_trajectories(final_state: Mapping[str, Any], rewards: Mapping[int, fl
     index (the record's ``turn``) to the review's credit; reviews without one (no grader verdict to credit
     them by) emit no row.
     """
-    task_id = str((final_state.get("problem") or {}).get("task_id", ""))
+    task_id = episode_task_id(final_state)
     rows = []
     for raw in final_state.get("review_calls", []):
         call = CallRecord(**raw)

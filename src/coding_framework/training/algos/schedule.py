@@ -2,6 +2,7 @@
 
 Each is a function of the step (and the seed), so a resumed run recomputes exactly what an
 uninterrupted one would have used; the only state is the problem sampler's cursor, saved in checkpoints.
+What a run draws is a ``Task``: a problem, or a repository task (``data.repository``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from collections.abc import Sequence
 
 from coding_framework.config.training import CurriculumConfig, OptimConfig, RolloutConfig
 from coding_framework.problems import Difficulty, Problem
+from coding_framework.repotasks import RepoTask
 from coding_framework.training.algos.seeds import seeded_random
+
+__all__ = [
+    "ProblemSampler", "Task", "difficulty_weights", "lr_factor", "rated_difficulty", "temperature_at",
+]
+
+Task = Problem | RepoTask
+"""What an episode works on. A run's tasks are all of one kind (``data.repository`` or not)."""
 
 
 def lr_factor(step: int, total: int, config: OptimConfig) -> float:
@@ -33,10 +42,11 @@ def temperature_at(step: int, total: int, config: RolloutConfig) -> float:
     return config.temperature + frac * (config.temperature_end - config.temperature)
 
 
-def rated_difficulty(problem: Problem, by_pass_rate: bool) -> Difficulty:
+def rated_difficulty(problem: Task, by_pass_rate: bool) -> Difficulty:
     """The difficulty a curriculum weighs ``problem`` by: its label, or with ``by_pass_rate`` the bucket
-    of its stored pass rate (>= 2/3: easy, >= 1/3: medium, else hard) when it has one."""
-    if not by_pass_rate or problem.pass_rate is None:
+    of its stored pass rate (>= 2/3: easy, >= 1/3: medium, else hard) when it has one (repository tasks
+    have none)."""
+    if not by_pass_rate or isinstance(problem, RepoTask) or problem.pass_rate is None:
         return problem.difficulty
     return "easy" if problem.pass_rate >= 2 / 3 else "medium" if problem.pass_rate >= 1 / 3 else "hard"
 
@@ -54,7 +64,7 @@ class ProblemSampler:
     curriculum or per-problem ``weights`` (sources mixed by weight), by weight (distinct problems within a
     step). ``cursor`` counts draws so far."""
 
-    def __init__(self, problems: Sequence[Problem], seed: int, curriculum: CurriculumConfig,
+    def __init__(self, problems: Sequence[Task], seed: int, curriculum: CurriculumConfig,
                  weights: Sequence[float] | None = None) -> None:
         if not problems:
             raise ValueError("no training problems: check data.families and data.synthetic_per_family")
@@ -66,7 +76,7 @@ class ProblemSampler:
         self.weights = list(weights) if weights is not None else None
         self.cursor = 0
 
-    def draw(self, step: int, n: int) -> list[Problem]:
+    def draw(self, step: int, n: int) -> list[Task]:
         if n > len(self.problems):
             raise ValueError(
                 f"rollout.problems_per_step={n} exceeds the {len(self.problems)} training problems"
@@ -76,7 +86,7 @@ class ProblemSampler:
         self.cursor += n
         return picked
 
-    def extra(self, step: int, round_: int, n: int) -> list[Problem]:
+    def extra(self, step: int, round_: int, n: int) -> list[Task]:
         """``n`` distinct problems for a refill round of ``step``: seeded by the step and round alone, so
         refills leave ``cursor`` (and every later step's draw) as they were."""
         rng = seeded_random(self.seed, "refill", step, round_)
@@ -87,8 +97,8 @@ class ProblemSampler:
         seeded_random(self.seed, "epoch", epoch).shuffle(order)
         return order
 
-    def _sequential(self, n: int) -> list[Problem]:
-        out: list[Problem] = []
+    def _sequential(self, n: int) -> list[Task]:
+        out: list[Task] = []
         position = self.cursor
         while len(out) < n:
             epoch, offset = divmod(position, len(self.problems))
@@ -96,7 +106,7 @@ class ProblemSampler:
             position += 1
         return out
 
-    def _weighted(self, step: int, n: int) -> list[Problem]:
+    def _weighted(self, step: int, n: int) -> list[Task]:
         weights = difficulty_weights(step, self.curriculum)
         rng = seeded_random(self.seed, "curriculum", step)
         pool = list(range(len(self.problems)))

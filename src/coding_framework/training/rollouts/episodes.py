@@ -6,6 +6,9 @@ with them the padding, the fp32 rounding and, rarely, a sampled token) would dep
 or finished, then decodes that *wave* as one batch, rows ordered by episode index and seeded from the
 rollout seed and the wave number. Episodes stay concurrent (sandbox runs overlap) while the sampled
 tokens depend only on the seed, the weights and the thread count, which is what makes ``--resume`` exact.
+
+``collect`` runs problems through the training graph; ``rollouts.repository`` runs repository tasks
+through the repository graph into the same ``Episode`` s.
 """
 
 from __future__ import annotations
@@ -25,7 +28,13 @@ from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import Generation, SamplingParams, TokenEngine
 from coding_framework.problems import Problem
 from coding_framework.rewards import BaseRewardFunction, RewardOutput
+from coding_framework.training.algos.schedule import Task
 from coding_framework.training.algos.seeds import derive_seed
+
+__all__ = [
+    "Episode", "LockstepEngine", "RolloutBatch", "collect", "current_episode", "final_program",
+    "run_lockstep", "step_workflow",
+]
 
 _EPISODE: contextvars.ContextVar[int] = contextvars.ContextVar("rollout_episode")
 
@@ -36,6 +45,11 @@ class _Request:
     prompt: list[int]
     params: SamplingParams
     future: asyncio.Future[Generation]
+
+
+def current_episode() -> int | None:
+    """The index of the episode whose task runs this code (inside ``run_lockstep``), else None."""
+    return _EPISODE.get(None)
 
 
 class LockstepEngine:
@@ -127,14 +141,17 @@ async def run_lockstep(
 
 @dataclass
 class Episode:
-    """One finished episode: its problem, group (problem slot in the batch), final graph state and reward."""
+    """One finished episode: its task (a problem or a repository task), group (task slot in the batch),
+    final graph state and reward. ``masked``: why it is left out of training (an infrastructure failure,
+    not the policy's doing; it is counted, never scored); None: it trains."""
 
     index: int
     group: int
-    problem: Problem
+    problem: Task
     state: dict[str, Any]
     reward: RewardOutput
     passed: bool
+    masked: str | None = None
 
     @property
     def rounds(self) -> int:
@@ -153,14 +170,16 @@ class RolloutBatch:
 def step_workflow(
     base: WorkflowConfig, max_new_tokens: int, temperature: float, top_p: float, max_rounds: int | None = None
 ) -> WorkflowConfig:
-    """``base`` with the Generator's sampling (and optionally the round budget) set for one rollout."""
+    """``base`` with the Generator's sampling (and optionally the round budget) set for one rollout; the
+    repository agent, the Generator of repository episodes, samples alike."""
     sampling = SamplingConfig(
         max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=None
     )
     generator = base.agents.generator.model_copy(update={"sampling": sampling})
     agents = base.agents.model_copy(update={"generator": generator})
     graph = base.graph if max_rounds is None else base.graph.model_copy(update={"max_rounds": max_rounds})
-    return base.model_copy(update={"agents": agents, "graph": graph})
+    repository = base.repository.model_copy(update={"sampling": sampling})
+    return base.model_copy(update={"agents": agents, "graph": graph, "repository": repository})
 
 
 def final_program(problem: Problem, state: dict[str, Any]) -> str:

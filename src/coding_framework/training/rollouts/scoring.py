@@ -1,4 +1,9 @@
-"""From rewarded episodes to training rows: reward shaping (normalisation, clipping) and rollout metrics."""
+"""From rewarded episodes to training rows: reward shaping (normalisation, clipping) and rollout metrics.
+
+Masked episodes (``Episode.masked``: an infrastructure failure) train nothing: ``trained_episodes`` leaves
+them out before shaping, ``to_trajectories`` emits no row for them, and the metrics describe the episodes
+that train while counting the masked ones.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,16 @@ from typing import Any
 
 from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.training import EpisodeRewardConfig
+from coding_framework.repotasks import RepoTask
 from coding_framework.rewards.review_credit import ReviewOutcome, review_outcomes, usefulness_rate
 from coding_framework.training.rollouts.episodes import Episode, RolloutBatch
+from coding_framework.training.rollouts.repository import repository_metrics
 from coding_framework.training.trajectory import Trajectory, review_trajectories, trajectories_from_episode
+
+__all__ = [
+    "REVIEWER", "RunningMoments", "episode_reviews", "episode_rewards", "review_metrics", "rollout_metrics",
+    "round_penalized", "shape_rewards", "to_trajectories", "trained_episodes",
+]
 
 REVIEWER = "reviewer"
 
@@ -53,6 +65,11 @@ def round_penalized(value: float, rounds: int, round_penalty: float) -> float:
     return value - round_penalty * max(0, rounds - 1)
 
 
+def trained_episodes(episodes: Sequence[Episode]) -> list[Episode]:
+    """The episodes that train: all but the masked ones."""
+    return [e for e in episodes if e.masked is None]
+
+
 def episode_rewards(episodes: Sequence[Episode], settings: EpisodeRewardConfig) -> list[float]:
     """Each episode's reward before shaping (``round_penalized``)."""
     return [round_penalized(e.reward.value, e.rounds, settings.round_penalty) for e in episodes]
@@ -82,7 +99,7 @@ def to_trajectories(
     step: int,
     review: ReviewCreditConfig | None = None,
 ) -> list[Trajectory]:
-    """Each episode's trained-role rows, each role with its own credit.
+    """Each episode's trained-role rows, each role with its own credit; a masked episode has none.
 
     The Generator's rows carry the episode's shaped reward, grouped as ``<step>/<problem slot>``. With
     ``reviewer`` among ``roles``, each recorded review becomes a row of its own carrying its review credit
@@ -90,6 +107,8 @@ def to_trajectories(
     """
     rows: list[Trajectory] = []
     for episode, reward in zip(episodes, rewards, strict=True):
+        if episode.masked is not None:
+            continue
         rows += trajectories_from_episode(
             episode.state,
             [r for r in roles if r != REVIEWER],
@@ -98,7 +117,7 @@ def to_trajectories(
             metadata={"episode": episode.index, "raw_reward": episode.reward.value},
         )
     if REVIEWER in roles:
-        for episode in episodes:
+        for episode in trained_episodes(episodes):
             credit = {o.round - 1: o.reward for o in episode_reviews(episode, review or ReviewCreditConfig())}
             rows += review_trajectories(
                 episode.state, credit, group_id=f"{step}/{episode.group}/{REVIEWER}",
@@ -139,8 +158,16 @@ def _std(values: Sequence[float]) -> float:
 
 def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
     """``reward_mean``/``reward_std`` (raw rewards), ``pass_rate``, rounds, tokens and the share of groups
-    whose episodes all got the same reward (they carry no signal for group-relative algorithms)."""
-    eps = batch.episodes
+    whose episodes all got the same reward (they carry no signal for group-relative algorithms), over the
+    episodes that train (``episodes`` counts all); with repository tasks, ``repository_metrics`` too. A
+    batch whose every episode was masked reports 0 for the means."""
+    repository = any(isinstance(e.problem, RepoTask) for e in batch.episodes)
+    extra = repository_metrics(batch.episodes) if repository else {}
+    eps = trained_episodes(batch.episodes)
+    if not eps:
+        return {"reward_mean": 0.0, "reward_std": 0.0, "pass_rate": 0.0,
+                "episodes": float(len(batch.episodes)), "generated_tokens": float(batch.generated_tokens),
+                "flat_group_share": 0.0, **extra}
     rewards = [e.reward.value for e in eps]
     groups: dict[int, list[float]] = {}
     for e in eps:
@@ -153,7 +180,7 @@ def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
         "first_draft_pass_rate": sum(bool(e.state.get("rounds", [{}])[0].get("passed")) for e in eps)
         / len(eps),
         "rounds_mean": sum(e.rounds for e in eps) / len(eps),
-        "episodes": float(len(eps)),
+        "episodes": float(len(batch.episodes)),
         "generated_tokens": float(batch.generated_tokens),
         "flat_group_share": flat / max(1, len(groups)),
     }
@@ -161,4 +188,6 @@ def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
         vals = [e.reward.details[part] for e in eps if part in e.reward.details]
         if vals:
             out[f"reward/{part}"] = sum(vals) / len(vals)
-    return out
+    if repository:  # no drafts, no rounds: the repository figures stand for them
+        del out["first_draft_pass_rate"], out["rounds_mean"]
+    return {**out, **extra}

@@ -1,9 +1,10 @@
 """The batch source: where each training step's rows come from. The trainer sees only this seam.
 
 ``BatchSource`` draws each step's problems (``ProblemSampler``), samples ``group_size`` episodes of each
-through the training graph (``episodes.collect``) on a rollout engine, refills zero-variance groups when
+through the training graph (``episodes.collect``; repository tasks through the repository graph,
+``repository.collect_repository``) on a rollout engine, refills zero-variance groups when
 ``rollout.refill_zero_variance`` asks, shapes the rewards (``scoring``) and turns the episodes into
-training rows after batch hygiene. Its lifecycle:
+training rows after batch hygiene; masked episodes (infrastructure failures) train nothing. Its lifecycle:
 
 - ``start(grader, reward_fn, version)``: build the rollout engine ``rollout.engine`` names (the registry of
   ``rollouts.engines``) and publish the trainer's weights;
@@ -37,9 +38,10 @@ from coding_framework.llm.base import TokenEngine
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem
+from coding_framework.repotasks import RepoTask
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.algos.hygiene import flat_groups, overlong_hygiene
-from coding_framework.training.algos.schedule import ProblemSampler, temperature_at
+from coding_framework.training.algos.schedule import ProblemSampler, Task, temperature_at
 from coding_framework.training.algos.seeds import derive_seed
 from coding_framework.training.rollouts.engines import (
     PolicySnapshot,
@@ -53,6 +55,7 @@ from coding_framework.training.rollouts.engines import (
     build_rollout_engine,
 )
 from coding_framework.training.rollouts.episodes import RolloutBatch, collect, step_workflow
+from coding_framework.training.rollouts.repository import collect_repository
 from coding_framework.training.rollouts.scoring import (
     RunningMoments,
     episode_rewards,
@@ -60,6 +63,7 @@ from coding_framework.training.rollouts.scoring import (
     rollout_metrics,
     shape_rewards,
     to_trajectories,
+    trained_episodes,
 )
 from coding_framework.training.trajectory import Trajectory
 
@@ -90,7 +94,7 @@ class BatchSource:
     """Step batches for a run of ``config`` on ``problems`` (sampled by ``weights``) while ``policy``, on
     ``engine``, is trained. ``work_dir`` holds what a vLLM engine writes (its base model, adapters, logs)."""
 
-    def __init__(self, config: TrainingConfig, problems: Sequence[Problem], weights: Sequence[float] | None,
+    def __init__(self, config: TrainingConfig, problems: Sequence[Task], weights: Sequence[float] | None,
                  engine: LocalEngine, policy: PolicyWeights, work_dir: Path) -> None:
         self.config, self.engine, self.policy, self.work_dir = config, engine, policy, work_dir
         self.sampler = ProblemSampler(problems, config.seed, config.curriculum, weights)
@@ -114,8 +118,8 @@ class BatchSource:
             workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, job.temperature,
                                      cfg.rollout.top_p)
             seed = derive_seed(cfg.seed, "rollout", job.step)
-            rollout = asyncio.run(collect(engine, workflow, grader, job.problems, cfg.rollout.group_size,
-                                          seed, reward_fn))
+            rollout = asyncio.run(_collect(engine, workflow, grader, job.problems, cfg.rollout.group_size,
+                                           seed, reward_fn))
             if cfg.rollout.refill_zero_variance:
                 rollout = self._refill(rollout, job, engine, workflow, grader, reward_fn)
             return rollout
@@ -139,9 +143,10 @@ class BatchSource:
         produced = pipeline.take(step)
         rollout: RolloutBatch = produced.result
         metrics = rollout_metrics(rollout)
-        shaped = shape_rewards(episode_rewards(rollout.episodes, cfg.reward), cfg.reward, self.moments)
-        metrics.update(review_metrics(rollout.episodes, cfg.reward.review))
-        rows = to_trajectories(rollout.episodes, shaped, cfg.rollout.trained_roles, step, cfg.reward.review)
+        trained = trained_episodes(rollout.episodes)
+        shaped = shape_rewards(episode_rewards(trained, cfg.reward), cfg.reward, self.moments)
+        metrics.update(review_metrics(trained, cfg.reward.review))
+        rows = to_trajectories(trained, shaped, cfg.rollout.trained_roles, step, cfg.reward.review)
         rows, hygiene = overlong_hygiene(rows, cfg.rollout)
         metrics.update({**hygiene, **rollout.stats})
         sampled_by = produced.job.version
@@ -207,7 +212,8 @@ class BatchSource:
         from ``ProblemSampler.extra``), counted in the batch's ``batch/*`` stats. Where ``max_refill_rounds``
         finds too few, flat groups stay (``batch/flat_kept``): the batch keeps its size."""
         cfg = self.config
-        flat = flat_groups([e.group for e in rollout.episodes], episode_rewards(rollout.episodes, cfg.reward))
+        trained = trained_episodes(rollout.episodes)
+        flat = flat_groups([e.group for e in trained], episode_rewards(trained, cfg.reward))
         episodes = [e for e in rollout.episodes if e.group not in flat]
         tokens, waves = rollout.generated_tokens, rollout.waves
         seconds = dict(rollout.seconds)
@@ -215,13 +221,13 @@ class BatchSource:
         while added < len(flat) and rounds < cfg.rollout.max_refill_rounds:
             rounds += 1
             problems = self.sampler.extra(job.step, rounds, len(flat) - added)
-            extra = asyncio.run(collect(engine, workflow, grader, problems, cfg.rollout.group_size,
-                                        derive_seed(cfg.seed, "refill", job.step, rounds), reward_fn))
+            extra = asyncio.run(_collect(engine, workflow, grader, problems, cfg.rollout.group_size,
+                                         derive_seed(cfg.seed, "refill", job.step, rounds), reward_fn))
             tokens, waves = tokens + extra.generated_tokens, waves + extra.waves
             seconds = {k: seconds.get(k, 0.0) + v for k, v in extra.seconds.items()}
-            still_flat = flat_groups([e.group for e in extra.episodes],
-                                     episode_rewards(extra.episodes, cfg.reward))
-            for group in sorted({e.group for e in extra.episodes} - still_flat)[: len(flat) - added]:
+            scored = trained_episodes(extra.episodes)
+            still_flat = flat_groups([e.group for e in scored], episode_rewards(scored, cfg.reward))
+            for group in sorted({e.group for e in scored} - still_flat)[: len(flat) - added]:
                 episodes += [dataclasses.replace(e, group=10_000 * rounds + group)
                              for e in extra.episodes if e.group == group]
                 added += 1
@@ -232,3 +238,16 @@ class BatchSource:
         stats = {"batch/flat_groups": float(len(flat)), "batch/refill_groups": float(added),
                  "batch/refill_rounds": float(rounds), "batch/flat_kept": float(len(short))}
         return RolloutBatch(episodes, tokens, waves, seconds, stats)
+
+
+async def _collect(engine: Any, workflow: WorkflowConfig, grader: Grader, tasks: Sequence[Task],
+                   group_size: int, seed: int, reward_fn: CompositeReward) -> RolloutBatch:
+    """The rollout of ``tasks``: problems through the training graph, repository tasks through the
+    repository graph (rewarded by their verdicts, not ``reward_fn``)."""
+    repos = [t for t in tasks if isinstance(t, RepoTask)]
+    problems = [t for t in tasks if isinstance(t, Problem)]
+    if repos and problems:
+        raise ValueError("a rollout runs problems or repository tasks, not both")
+    if repos:
+        return await collect_repository(engine, workflow, grader, repos, group_size, seed)
+    return await collect(engine, workflow, grader, problems, group_size, seed, reward_fn)

@@ -12,6 +12,11 @@ every drop with what it matched.
 
 Synthetic families are templates whose instances share their wording by design: their split is by
 constant (``check_no_leak``), so their instances are not compared by text with each other.
+
+A run on repository tasks (``data.repository``) loads them by benchmark name (``minirepo:SPLIT``,
+``swebench:FILE``, as ``coding-framework evaluate`` does), refuses a held-out set that shares a task with the
+training set, and records the same manifest; the text and behaviour checks above are for problems and
+are not run on repository tasks (the manifest's ``not_checked`` says so).
 """
 
 from __future__ import annotations
@@ -26,18 +31,21 @@ from typing import Any
 
 from coding_framework.config.loader import ConfigError
 from coding_framework.config.rewards import IN_PROCESS_OPT_IN
-from coding_framework.config.training import BenchmarkSlice, TrainingConfig
+from coding_framework.config.training import BenchmarkSlice, RepositoryDataConfig, TrainingConfig
 from coding_framework.evaluation.decontamination import decontaminate
+from coding_framework.evaluation.repository import load_repo_tasks
 from coding_framework.grading import Grader, tier_of
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, ProblemLoadError, check_no_leak, load_humaneval, root_task_id
 from coding_framework.problems.decontaminate import DecontaminationSettings, drops_by_kind
 from coding_framework.problems.secret_scan import find_secrets
 from coding_framework.problems.sources import load_source, parse_source, resolve_source
+from coding_framework.repotasks import RepoTask
+from coding_framework.training.algos.schedule import Task
 from coding_framework.training.algos.seeds import seeded_random
 from coding_framework.training.run.setup import split_problems
 
-__all__ = ["MANIFEST_FILE", "TrainingData", "canonical_sha256", "prepare_data"]
+__all__ = ["MANIFEST_FILE", "RepositoryData", "TrainingData", "canonical_sha256", "prepare_data"]
 
 log = get_logger(__name__)
 
@@ -45,6 +53,14 @@ MANIFEST_FILE = "data_manifest.json"
 # Benchmarks whose local files are checked against when found (HumanEval always: its wheel ships it).
 _PUBLIC = ("mbpp:test", "humanevalplus", "mbppplus", "codecontests")
 _SYNTHETIC = "synthetic:"
+
+
+@dataclass
+class RepositoryData:
+    """A repository run's tasks: the ones it trains on and the held-out ones it evaluates on."""
+
+    train: list[RepoTask]
+    heldout: list[RepoTask]
 
 
 @dataclass
@@ -62,6 +78,14 @@ class TrainingData:
     warm_start: list[Problem] | None = None
     """Every cleaned training problem, before ``data.pass_rate_band`` (the Generator's warm start learns
     from all of them; RL trains on ``train``). None: ``train``."""
+    repository: RepositoryData | None = None
+    """A run on repository tasks (``data.repository``): its tasks; ``train`` and ``heldout`` are then empty
+    (``weights`` weigh its training tasks)."""
+
+    @property
+    def tasks(self) -> list[Task]:
+        """What the run trains on: the repository tasks, or the problems."""
+        return list(self.repository.train) if self.repository is not None else list(self.train)
 
     @property
     def sha256(self) -> str:
@@ -73,8 +97,8 @@ class TrainingData:
         return path
 
 
-def canonical_sha256(problems: Sequence[Problem]) -> str:
-    """sha256 of the problems as canonical JSON lines, in order."""
+def canonical_sha256(problems: Sequence[Task]) -> str:
+    """sha256 of the problems (or repository tasks) as canonical JSON lines, in order."""
     digest = hashlib.sha256()
     for problem in problems:
         digest.update(json.dumps(problem.model_dump(mode="json"), sort_keys=True).encode() + b"\n")
@@ -93,6 +117,8 @@ def prepare_data(config: TrainingConfig) -> TrainingData:
 
 def _prepare(config: TrainingConfig, started: float) -> TrainingData:
     data = config.data
+    if data.repository is not None:
+        return _prepare_repository(config, data.repository, started)
     if data.train:
         by_source = [(entry.source, entry.weight, load_source(entry.source)) for entry in data.train]
         train, weights, origin = _mix(by_source)
@@ -143,16 +169,69 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
         **({"pass_rate_band": banded} if banded else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
+    per_step = _batch(manifest, config, len(kept))
+    return TrainingData(kept, heldout, weights, slices, manifest, per_step, cleaned)
+
+
+def _batch(manifest: dict[str, Any], config: TrainingConfig, training: int) -> int:
+    """The problems per step, capped at the ``training`` problems; the manifest gets its ``batch`` and
+    ``sha256`` (of the training and held-out sets)."""
     requested = config.rollout.problems_per_step
-    per_step = min(requested, len(kept))
+    per_step = min(requested, training)
     manifest["batch"] = {"requested_problems_per_step": requested, "problems_per_step": per_step,
                          "capped": per_step < requested}
     if per_step < requested:
-        log.warning("problems_per_step_capped", requested=requested, training_problems=len(kept),
+        log.warning("problems_per_step_capped", requested=requested, training_problems=training,
                     problems_per_step=per_step, note="each step draws every training problem once")
     train_sha, heldout_sha = manifest["train"]["sha256"], manifest["heldout"]["sha256"]
     manifest["sha256"] = hashlib.sha256(f"{train_sha}\0{heldout_sha}".encode()).hexdigest()
-    return TrainingData(kept, heldout, weights, slices, manifest, per_step, cleaned)
+    return per_step
+
+
+def _load_repo_tasks(source: str, settings: RepositoryDataConfig) -> list[RepoTask]:
+    file = settings.minirepo_file if source.partition(":")[0] == "minirepo" else None
+    try:
+        return load_repo_tasks(source, data=file)[1]
+    except ValueError as exc:  # the loaders' one-line errors: an unknown benchmark, split or file
+        raise ConfigError(f"data.repository: {exc}") from None
+
+
+def _prepare_repository(config: TrainingConfig, settings: RepositoryDataConfig,
+                        started: float) -> TrainingData:
+    origin: dict[str, str] = {}
+    train: list[RepoTask] = []
+    weights: list[float] = []
+    for entry in settings.train:
+        for task in _load_repo_tasks(entry.source, settings):
+            if task.instance_id in origin:
+                first = origin[task.instance_id]
+                raise ConfigError(f"repository task {task.instance_id!r} is in both {first!r} and "
+                                  f"{entry.source!r}; each training task must come from one source")
+            origin[task.instance_id] = entry.source
+            train.append(task)
+            weights.append(entry.weight)
+    heldout = _load_repo_tasks(settings.heldout, settings)[: settings.heldout_limit]
+    shared = sorted({t.instance_id for t in heldout} & set(origin))
+    if shared:
+        raise ConfigError(f"the held-out set {settings.heldout!r} overlaps the training set ({len(shared)} "
+                          f"tasks, e.g. {shared[0]!r}); evaluate on tasks the run does not train on")
+    slices = {s.label: (s, load_source(s.source)[: s.limit]) for s in config.eval.benchmarks}
+    manifest: dict[str, Any] = {
+        "kind": "repository",
+        "train": _summary(train, [origin[t.instance_id] for t in train]),
+        "heldout": _summary(heldout, [settings.heldout] * len(heldout)),
+        "eval": {label: _summary(problems, [label] * len(problems))
+                 for label, (_, problems) in slices.items()},
+        "dropped": [],
+        "dropped_by_kind": {},
+        "checked_against": [],
+        "not_checked": ["repository tasks: the decontamination checks compare problems' text and behaviour"],
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    per_step = _batch(manifest, config, len(train))
+    equal = len(set(weights)) == 1
+    return TrainingData([], [], None if equal else weights, slices, manifest, per_step,
+                        repository=RepositoryData(train, heldout))
 
 
 def _in_band(problems: list[Problem], band: tuple[float, float]) -> tuple[list[Problem], dict[str, Any]]:
@@ -288,7 +367,7 @@ def _own(problem: Problem) -> bool:
     return problem.source == "builtin" or problem.source.startswith(_SYNTHETIC)
 
 
-def _summary(problems: Sequence[Problem], origins: Sequence[str]) -> dict[str, Any]:
+def _summary(problems: Sequence[Task], origins: Sequence[str]) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for origin in origins:
         counts[origin] = counts.get(origin, 0) + 1

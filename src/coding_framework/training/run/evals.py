@@ -1,7 +1,8 @@
 """The held-out set and the benchmark slices evaluated while training: before step 1, every ``eval.every``
 steps and at the end.
 
-The held-out set runs under ``eval``'s sampling (``evaluate_policy``). Each slice (``eval.benchmarks``)
+The held-out set runs under ``eval``'s sampling (``evaluate_policy``; held-out repository tasks through
+the repository graph, ``evaluate_repository_policy``). Each slice (``eval.benchmarks``)
 runs through the same episode-and-grade path as the held-out set (``heldout.evaluate_heldout``: the
 training graph's workflow, graded again by the sandbox), with the slice's prompt (``few-shot``: MBPP's
 standard 3-shot prompt) and sampling; its figures are logged as ``eval/<label>/pass@k``.
@@ -13,12 +14,14 @@ from collections.abc import Mapping
 
 from coding_framework.agents.executor import AsyncGrader
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
+from coding_framework.grading import Grader
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem, with_few_shot_prompt
+from coding_framework.repotasks import RepoTask
 from coding_framework.training.algos.seeds import derive_seed
-from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout
+from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldout, evaluate_repositories
 
-__all__ = ["evaluate_policy", "evaluate_slices", "slice_metrics"]
+__all__ = ["evaluate_policy", "evaluate_repository_policy", "evaluate_slices", "slice_metrics"]
 
 
 async def evaluate_policy(
@@ -34,6 +37,23 @@ async def evaluate_policy(
         max_new_tokens=ev.max_new_tokens or config.rollout.max_new_tokens,
         temperature=ev.temperature,
         max_rounds=ev.max_rounds,
+        seed=derive_seed(config.seed, "eval"),
+        samples=ev.samples,
+    )
+
+
+async def evaluate_repository_policy(
+    engine: TokenEngine, config: TrainingConfig, grader: Grader, tasks: list[RepoTask]
+) -> HeldoutResult:
+    """The held-out repository tasks under ``config.eval``'s sampling, seeded by the run's seed."""
+    ev = config.eval
+    return await evaluate_repositories(
+        engine,
+        config.workflow,
+        grader,
+        tasks,
+        max_new_tokens=ev.max_new_tokens or config.rollout.max_new_tokens,
+        temperature=ev.temperature,
         seed=derive_seed(config.seed, "eval"),
         samples=ev.samples,
     )

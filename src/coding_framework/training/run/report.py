@@ -12,7 +12,7 @@ from coding_framework.training.run.heldout import HeldoutResult
 from coding_framework.training.run.results import StepRecord
 
 _PANELS = (
-    ("Reward", ("reward_mean",), "reward"),
+    ("Reward", ("reward_mean", "heldout_reward_mean"), "reward"),
     ("Pass rate", ("pass_rate", "first_draft_pass_rate", "heldout_pass@1"), "share of episodes"),
     ("KL / entropy", ("kl/ref", "losses/approx_kl", "losses/entropy"), "nats"),
     ("Seconds per step", ("seconds/rollout", "seconds/update", "seconds/eval"), "s"),
@@ -120,6 +120,5 @@ def write_run_report(out_dir: Path, title: str, algorithm: str, step: int, histo
     }
     rows = [*history[:-1], StepRecord(step=step, metrics=last)]
     if baseline is not None:
-        rows.insert(0, StepRecord(step=0, metrics={"heldout_pass@1": baseline.pass_at_1,
-                                                   **slice_metrics(baseline_slices)}))
+        rows.insert(0, StepRecord(step=0, metrics={**baseline.metrics(), **slice_metrics(baseline_slices)}))
     return write_report(rows, out_dir, title, summary)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_framework.problems import Problem
+from coding_framework.repotasks import RepoTask
+from coding_framework.training.algos.schedule import Task
 from coding_framework.training.rollouts.engines.base import PolicySnapshot, RolloutEngine
 
 __all__ = ["Produced", "RolloutJob", "RolloutPipeline", "behaviour_version"]
@@ -36,17 +38,20 @@ class RolloutJob:
 
     step: int
     version: int
-    problems: list[Problem]
+    problems: list[Task]
     temperature: float
 
     def to_json(self) -> dict[str, Any]:
+        repository = any(isinstance(p, RepoTask) for p in self.problems)
         return {"step": self.step, "version": self.version, "temperature": self.temperature,
-                "problems": [p.model_dump(mode="json") for p in self.problems]}
+                "problems": [p.model_dump(mode="json") for p in self.problems],
+                **({"kind": "repository"} if repository else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RolloutJob:
+        kind: type[Problem] | type[RepoTask] = RepoTask if data.get("kind") == "repository" else Problem
         return cls(step=data["step"], version=data["version"], temperature=data["temperature"],
-                   problems=[Problem.model_validate(p) for p in data["problems"]])
+                   problems=[kind.model_validate(p) for p in data["problems"]])
 
 
 @dataclass
