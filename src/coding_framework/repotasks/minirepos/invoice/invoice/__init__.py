@@ -1,0 +1,1 @@
+"""invoice: line items, subtotals, discounts, tax and totals, all rounded to cents."""

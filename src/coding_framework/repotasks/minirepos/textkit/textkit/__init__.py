@@ -1,0 +1,1 @@
+"""textkit: small string utilities (padding, tokenizing, case conversion, wrapping, slugs)."""
