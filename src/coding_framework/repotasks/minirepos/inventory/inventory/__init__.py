@@ -1,0 +1,1 @@
+"""Stock levels, reordering, warehouse moves and valuation over plain dicts."""

@@ -1,0 +1,1 @@
+"""Accounts, postings, transfers, interest and statements over plain dicts."""

@@ -1,0 +1,1 @@
+"""Small-matrix arithmetic on plain lists of lists."""

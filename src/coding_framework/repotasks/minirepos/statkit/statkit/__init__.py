@@ -1,0 +1,1 @@
+"""Descriptive statistics over plain lists of numbers."""
