@@ -16,7 +16,9 @@ import typer
 from coding_framework.cli.app import app
 from coding_framework.cli.output import fail, print_result_line
 from coding_framework.config.algorithm import ALGORITHM_NAMES
-from coding_framework.config.verl import RolloutEngine
+from coding_framework.config.verl import CPU_REPOSITORY_LENGTHS, RolloutEngine
+
+_REPO_LENGTH = CPU_REPOSITORY_LENGTHS["rollout.response_length"]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -35,6 +37,22 @@ def _bad_input() -> tuple[type[BaseException], ...]:
     return (ConfigError, HydraException, OmegaConfBaseException, AssertionError, ValueError, OSError)
 
 
+def _data_overrides(train_data: list[str] | None, heldout_data: str | None) -> dict[str, Any]:
+    """``--train-data`` / ``--heldout-data`` as config overrides: problem sources set ``data.train`` /
+    ``data.heldout``; repository benchmarks (``minirepo:SPLIT``, ``swebench:FILE``) set
+    ``data.repository.train`` / ``.heldout``, which makes the run one on repository tasks."""
+    from coding_framework.evaluation.repository import is_repository_benchmark
+
+    sources = list(train_data or [])
+    kinds = {is_repository_benchmark(s) for s in sources}
+    if len(kinds) > 1:
+        raise ValueError(f"--train-data mixes repository benchmarks and problem sources "
+                         f"({', '.join(sources)}); a run trains on one kind")
+    repository = kinds == {True} or (heldout_data is not None and is_repository_benchmark(heldout_data))
+    prefix = "data.repository" if repository else "data"
+    return {f"{prefix}.train": sources or None, f"{prefix}.heldout": heldout_data}
+
+
 def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], algorithm: str | None,
              verl_fields: dict[str, Any]) -> tuple[Any, Any]:
     from coding_framework.config import load_config
@@ -43,6 +61,9 @@ def _configs(config: str | None, verl_config: str | None, data: dict[str, Any], 
 
     cfg = load_config(TrainingConfig, config, overrides={"algorithm": algorithm, **data})
     default = "verl_fsdp_cpu" if cfg.device == "cpu" else "verl_fsdp"
+    if verl_config is None and cfg.device == "cpu" and cfg.data.repository is not None:
+        # tool turns need longer conversations than verl_fsdp_cpu's problem-sized ones
+        verl_fields = {**CPU_REPOSITORY_LENGTHS, **{k: v for k, v in verl_fields.items() if v is not None}}
     return cfg, load_config(VerlConfig, verl_config or default, overrides=verl_fields)
 
 
@@ -70,8 +91,17 @@ def verl_train(
         help="Continue from the newest verl checkpoint in --run-dir (else a run dir with checkpoints is "
              "refused).")] = False,
     train_data: Annotated[list[str] | None, typer.Option(
-        help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl; replaces data.train.")] = None,
-    heldout_data: Annotated[str | None, typer.Option(help="The held-out source (data.heldout).")] = None,
+        help="A training source (repeatable): NAME, NAME:SPLIT or a .jsonl; replaces data.train. Repository "
+             "benchmarks (minirepo:train, swebench:FILE) train on repository tasks instead "
+             "(data.repository.train).")] = None,
+    heldout_data: Annotated[str | None, typer.Option(
+        help="The held-out source (data.heldout; a repository benchmark: data.repository.heldout).")] = None,
+    prompt_length: Annotated[int | None, typer.Option(
+        min=16, help="Most tokens of the first prompt (verl config rollout.prompt_length).")] = None,
+    response_length: Annotated[int | None, typer.Option(
+        min=16, help="Most tokens of an episode's whole multi-turn response, tool output included "
+             "(rollout.response_length). A repository run on CPU without --verl-config defaults both "
+             f"lengths to {_REPO_LENGTH} (the embedded model's 2048 positions, halved).")] = None,
     rollout: Annotated[str | None, typer.Option(
         help="verl's rollout engine: vllm | sglang (GPU only) (default: the verl config's).")] = None,
     max_staleness: Annotated[int | None, typer.Option(
@@ -85,6 +115,8 @@ def verl_train(
     """Compose verl's trainer config from ours, validate it with verl's checks, run verl.trainer.main_ppo
     (verl's V1 trainer; on CPU the legacy one), then export, gate and register the
     final model as `train` does. A config with `device: cpu` (e.g. verl_cpu) runs on this machine's CPU.
+    A config with `data.repository` (e.g. verl_cpu_repo), or `--train-data minirepo:train`, trains the
+    tool-calling agent on repository tasks (verl's agent loop `RepositoryAgentLoop`).
 
     With `--dry-run` the last stdout line is JSON: `command` (verl's argv), `validated`, `verl_keys` (what the
     rollout engine, staleness and correction set in verl's config), `gpu_only_checks`. After a run it is the
@@ -97,9 +129,10 @@ def verl_train(
     if rollout is not None and rollout not in get_args(RolloutEngine):
         fail(f"--rollout {rollout!r} is not one of {', '.join(get_args(RolloutEngine))}")
     try:
-        data = {"model": model, "data.train": train_data or None, "data.heldout": heldout_data}
+        data = {"model": model, **_data_overrides(train_data, heldout_data)}
         verl_fields = {"cluster.nnodes": nnodes, "cluster.gpus_per_node": gpus_per_node,
-                       "cluster.ray_address": ray_address, "rollout.name": rollout}
+                       "cluster.ray_address": ray_address, "rollout.name": rollout,
+                       "rollout.prompt_length": prompt_length, "rollout.response_length": response_length}
         cfg, verl = _configs(config, verl_config, data, algorithm, verl_fields)
         off = off_policy(cfg, max_staleness, off_policy_correction)
         if not dry_run:

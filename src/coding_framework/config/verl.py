@@ -14,8 +14,13 @@ from pydantic import Field, model_validator
 
 from coding_framework.config.loader import StrictModel
 
-__all__ = ["FSDPSection", "FSDPStrategy", "MixedPrecisionSection", "PrecisionName", "RolloutEngine",
-           "VerlClusterSection", "VerlConfig", "VerlRolloutSection"]
+__all__ = ["CPU_REPOSITORY_LENGTHS", "FSDPSection", "FSDPStrategy", "MixedPrecisionSection", "PrecisionName",
+           "RolloutEngine", "VerlClusterSection", "VerlConfig", "VerlRolloutSection"]
+
+CPU_REPOSITORY_LENGTHS = {"rollout.prompt_length": 1024, "rollout.response_length": 1024}
+"""``verl-train``'s lengths for repository tasks on the CPU (``verl_fsdp_cpu``'s are sized for problems): the
+opening prompt lists the repository, and a few tool turns with their observations fill the response; both
+together are the embedded model's 2048 positions."""
 
 FSDPStrategy = Literal["fsdp", "fsdp2"]
 PrecisionName = Literal["bf16", "fp16", "fp32"]

@@ -61,6 +61,9 @@ from coding_framework.training.rollouts.scoring import round_penalized
 from coding_framework.training.trajectory import trajectories_from_episode
 from coding_framework.training.verl.interop import to_agent_loop_output
 
+__all__ = ["AGENT_NAME", "DATA_SHA_KEY", "CodingAgentLoop", "ResponseBudgetExhausted", "ServerManagerEngine",
+           "problem_from_row", "verl_dataset_rows", "write_rows", "write_verl_dataset"]
+
 AGENT_NAME = "coding_framework"
 
 
@@ -261,12 +264,17 @@ def write_verl_dataset(problems: Sequence[Problem], path: str | Path, split: str
     """Write ``verl_dataset_rows`` as the parquet file ``data.train_files`` / ``data.val_files`` name; the
     run's data hash (``training.run.data``'s manifest) goes into the file's metadata under
     ``DATA_SHA_KEY``."""
+    return write_rows(verl_dataset_rows(problems, split), path, data_sha256)
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path, data_sha256: str | None = None) -> Path:
+    """Dataset rows as a parquet file, ``data_sha256`` in its metadata under ``DATA_SHA_KEY``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pandas(pd.DataFrame(verl_dataset_rows(problems, split)))
+    table = pa.Table.from_pandas(pd.DataFrame(list(rows)))
     if data_sha256 is not None:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), DATA_SHA_KEY: data_sha256})
     pq.write_table(table, out)

@@ -1,11 +1,13 @@
 """Checks on the ``DataProto`` verl's ``AgentLoopManager`` returns: masks, token exactness, episode time.
 
 * ``mask_summary``: every row's ``response_mask`` lies inside its response (``attention_mask``), and its
-  sum equals the tokens of the row's generation calls (``calls`` in ``non_tensor_batch``).
+  sum equals the tokens of the row's generation calls (``calls`` in ``non_tensor_batch``), or 0 for a row
+  left out of the loss (``interop.mask_out``).
 * ``drift``: the batch's trajectories through ``training.auditor.audit``, i.e. each generated token's
   recorded ``rollout_log_probs`` against the policy's teacher-forced logprob, and each call's decoded ids
   against the text the agent saw. ``drift_tokens`` counts generated tokens that fail either check. With
   role adapters the rows are teacher-forced through their role's adapter, the weights that sampled them.
+  Rows left out of the loss are audited too: their tokens were sampled all the same.
 * ``episode_seconds``: the wall time covered by at least one running episode (the union of the
   ``episode_began`` / ``episode_ended`` spans ``CodingAgentLoop`` records).
 """
@@ -21,10 +23,12 @@ from verl.protocol import DataProto
 
 from coding_framework.training.auditor import AuditReport, audit
 from coding_framework.training.trajectory import Trajectory
-from coding_framework.training.verl.interop import from_data_proto
+from coding_framework.training.verl.interop import from_data_proto, loss_masked
 
 if TYPE_CHECKING:
     from coding_framework.llm.adapters import RoleAdapters
+
+__all__ = ["MaskSummary", "drift", "drift_tokens", "episode_seconds", "mask_summary"]
 
 
 class MaskSummary(BaseModel):
@@ -46,8 +50,9 @@ def mask_summary(batch: DataProto) -> MaskSummary:
     if bool((mask & ~in_response).any()):
         problems.append("response_mask is set on padding")
     per_row = mask.sum(-1).tolist()
+    metadata = batch.non_tensor_batch["metadata"]
     for i, calls in enumerate(batch.non_tensor_batch["calls"]):
-        expected = sum(int(c["length"]) for c in calls)
+        expected = 0 if loss_masked(metadata[i]) else sum(int(c["length"]) for c in calls)
         if per_row[i] != expected:
             problems.append(f"row {i}: response_mask sums to {per_row[i]}, its calls generated {expected}")
     response = int(in_response.sum())

@@ -117,8 +117,9 @@ async def _items(weights: Iterable[tuple[str, torch.Tensor]] | Any,
 class AuditingAgentLoopManager(AgentLoopManager):
     """verl's ``AgentLoopManager`` that audits every training batch it generates through the weights that
     generated it: replica 0's token server teacher-forces each row (``TokenServer.audit``: ``audit.drift``)
-    and the step's counts are appended to the run's ``coding_framework.audit_file`` (JSON lines).
-    Validation batches are not audited."""
+    and the step's counts are appended to the run's ``coding_framework.audit_file`` (JSON lines), with, for
+    repository episodes, the step's ``rollout`` figures (``repository.repository_step_metrics``), which
+    verl's own metrics do not have. Validation batches are not audited."""
 
     @auto_await
     async def generate_sequences(self, prompts: Any) -> Any:
@@ -129,8 +130,12 @@ class AuditingAgentLoopManager(AgentLoopManager):
             return output
         server = ray.get_actor(server_name(0))
         line, offending, checked = await server.audit.remote(output, float(section.get("audit_tolerance")))
-        record = {"step": int(prompts.meta_info.get("global_steps", 0)), "rows": len(output),
-                  "checked_tokens": checked, "offending_tokens": offending, "summary": line}
+        record: dict[str, Any] = {"step": int(prompts.meta_info.get("global_steps", 0)), "rows": len(output),
+                                  "checked_tokens": checked, "offending_tokens": offending, "summary": line}
+        if "tool_calls" in output.non_tensor_batch:  # rows of RepositoryAgentLoop
+            from coding_framework.training.verl.repository import repository_step_metrics
+
+            record["rollout"] = repository_step_metrics(output.non_tensor_batch)
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         return output

@@ -10,12 +10,17 @@
   ``metadata``. They are the same keys ``to_agent_loop_output`` puts in ``extra_fields``, which verl copies
   into ``non_tensor_batch``, so a batch verl assembled from our agent loop converts back too.
 
+A row can be *loss-masked* (``mask_out``): its ``response_mask`` is all 0, so verl's loss leaves it out
+(its aggregations skip fully masked sequences), for an episode that must not train (an infrastructure
+failure, not the policy's doing). ``metadata[LOSS_MASKED]`` says so, and the conversions back rebuild the
+mask from the calls, so the row still converts to the ``Trajectory`` that was generated (and is audited).
+
 Logprobs travel as float32, as verl keeps them; the engines compute them in float32, so nothing is lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +32,12 @@ from verl.utils.model import compute_position_id_with_mask
 
 from coding_framework.training.trajectory import CallSpan, Trajectory
 
+__all__ = ["LOSS_MASKED", "from_agent_loop_output", "from_data_proto", "loss_masked", "mask_out",
+           "to_agent_loop_output", "to_data_proto", "verl_num_turns"]
+
 _EXTRA_KEYS = ("task_id", "group_id", "role", "reward", "calls", "metadata")
+LOSS_MASKED = "loss_masked"
+"""``metadata`` key of a row left out of the loss (``mask_out``)."""
 
 
 def _extra(traj: Trajectory) -> dict[str, Any]:
@@ -50,6 +60,26 @@ def to_agent_loop_output(traj: Trajectory, metrics: AgentLoopMetrics | None = No
     )
 
 
+def mask_out(output: AgentLoopOutput) -> AgentLoopOutput:
+    """``output`` left out of verl's loss: ``response_mask`` all 0, ``metadata[LOSS_MASKED]`` set."""
+    output.response_mask = [0] * len(output.response_ids)
+    output.extra_fields["metadata"] = {**output.extra_fields.get("metadata", {}), LOSS_MASKED: True}
+    return output
+
+
+def loss_masked(metadata: Mapping[str, Any]) -> bool:
+    return bool(metadata.get(LOSS_MASKED, False))
+
+
+def _generated_mask(length: int, calls: Sequence[Mapping[str, Any]]) -> list[int]:
+    """1 on the ids of ``calls`` (``CallSpan`` dicts), 0 elsewhere: a loss-masked row's mask as generated."""
+    mask = [0] * length
+    for call in calls:
+        start = int(call["start"])
+        mask[start : start + int(call["length"])] = [1] * int(call["length"])
+    return mask
+
+
 def from_agent_loop_output(output: AgentLoopOutput) -> Trajectory:
     """Inverse of ``to_agent_loop_output`` (needs the ``extra_fields`` it wrote)."""
     extra = output.extra_fields
@@ -59,9 +89,11 @@ def from_agent_loop_output(output: AgentLoopOutput) -> Trajectory:
     if output.response_logprobs is None:
         raise ValueError("the output has no response_logprobs "
                          "(set actor_rollout_ref.rollout.calculate_log_probs=True)")
+    mask = (_generated_mask(len(output.response_ids), extra["calls"]) if loss_masked(extra["metadata"])
+            else list(output.response_mask))
     return Trajectory(
         prompt_ids=list(output.prompt_ids), response_ids=list(output.response_ids),
-        response_mask=list(output.response_mask), response_logprobs=list(output.response_logprobs),
+        response_mask=mask, response_logprobs=list(output.response_logprobs),
         reward=float(extra["reward"]), role=extra["role"], task_id=extra["task_id"],
         group_id=extra["group_id"], calls=[CallSpan(**c) for c in extra["calls"]],
         metadata=dict(extra["metadata"]),
@@ -108,7 +140,8 @@ def to_data_proto(trajs: Sequence[Trajectory], pad_token_id: int, max_prompt_len
         lp, lr = len(t.prompt_ids), len(t.response_ids)
         prompts[i, p - lp :] = torch.tensor(t.prompt_ids)
         responses[i, :lr] = torch.tensor(t.response_ids)
-        response_mask[i, :lr] = torch.tensor(t.response_mask)
+        if not loss_masked(t.metadata):
+            response_mask[i, :lr] = torch.tensor(t.response_mask)
         attention_mask[i, p - lp : p + lr] = 1
         logprobs[i, :lr] = torch.tensor(t.response_logprobs, dtype=torch.float32)
         scores[i, lr - 1] = t.reward
@@ -142,12 +175,14 @@ def from_data_proto(data: DataProto) -> list[Trajectory]:
     out = []
     for i in range(len(data)):
         lr = int(attn[i, p:].sum())
+        calls, metadata = nt["calls"][i], dict(nt["metadata"][i])
+        mask = (_generated_mask(lr, calls) if loss_masked(metadata)
+                else b["response_mask"][i, :lr].tolist())
         out.append(Trajectory(
             prompt_ids=b["prompts"][i][attn[i, :p]].tolist(), response_ids=b["responses"][i, :lr].tolist(),
-            response_mask=b["response_mask"][i, :lr].tolist(),
+            response_mask=mask,
             response_logprobs=b["rollout_log_probs"][i, :lr].tolist(),
             reward=float(nt["reward"][i]), role=str(nt["role"][i]), task_id=str(nt["task_id"][i]),
-            group_id=str(nt["group_id"][i]), calls=[CallSpan(**c) for c in nt["calls"][i]],
-            metadata=dict(nt["metadata"][i]),
+            group_id=str(nt["group_id"][i]), calls=[CallSpan(**c) for c in calls], metadata=metadata,
         ))
     return out

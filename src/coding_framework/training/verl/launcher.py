@@ -4,9 +4,10 @@ with verl's own code.
 ``prepare`` resolves the starting model (``TrainingConfig.model``: a directory, the embedded model or a
 registry version, downloaded; its shared LoRA adapter continues when ``policies`` matches it), writes what
 the workers read into the run directory (the parquet data of ``write_verl_dataset``, the workflow and
-reward YAMLs ``CodingAgentLoop`` loads) and builds the overrides (``overrides.verl_overrides``) and the
-verl program that runs them (``overrides.verl_entry``: ``main_ppo``, which runs the V1 trainer or, on CPU,
-the legacy one).
+reward YAMLs ``CodingAgentLoop`` loads; for a run on repository tasks, ``data.repository``, the rows of
+``write_verl_repository_dataset`` and the ``repository`` YAML ``RepositoryAgentLoop`` loads) and builds the
+overrides (``overrides.verl_overrides``) and the verl program that runs them (``overrides.verl_entry``:
+``main_ppo``, which runs the V1 trainer or, on CPU, the legacy one).
 ``compose`` builds the config exactly as that program's main would: hydra's compose API over its config
 (``verl/trainer/config/ppo_trainer.yaml`` for ``main_ppo``). ``validate`` runs the checks the program and its
 ``TaskRunner`` run before placing any worker: ``validate_config`` (batch sizes against GPUs, micro-batches,
@@ -18,7 +19,8 @@ its thresholds only when a batch arrives). ``launch`` runs the command and strea
 
 Our agent loop reaches every Ray worker through the ``verl.plugins`` entry point (verl imports each plugin
 in ``verl/__init__.py``, which every worker imports). Where the package is not installed with that entry
-point (a source checkout on ``PYTHONPATH``), the run falls back to verl's ``agent_loop_config_path``.
+point (a source checkout on ``PYTHONPATH``), the run falls back to verl's ``agent_loop_config_path``, which
+a repository run always sets, naming ``RepositoryAgentLoop`` (the plugin names ``CodingAgentLoop``'s module).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 import yaml
 
 from coding_framework.config.errors import ConfigError
+from coding_framework.config.repository import RepositoryConfig
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ADAPTERS_DIR, ResolvedModel
@@ -59,6 +62,11 @@ from coding_framework.training.verl.overrides import (
     off_policy_overrides,
     verl_entry,
     verl_overrides,
+)
+from coding_framework.training.verl.repository import (
+    REPOSITORY_AGENT_NAME,
+    RepositoryAgentLoop,
+    write_verl_repository_dataset,
 )
 
 __all__ = ["PLUGIN_GROUP", "VerlLaunch", "check_rollout_settings", "compose", "launch", "plugin_installed",
@@ -126,30 +134,55 @@ def _write_inputs(cfg: TrainingConfig, model: ResolvedModel, run_dir: Path, mlfl
                   sets: TrainingData, mlflow_run_id: str | None = None) -> VerlInputs:
     """The parquet files come from the same cleaned sets as the local trainer's (``prepare_data``), and the
     manifest with their sha256 goes beside them."""
-    train, heldout = sets.train, sets.heldout
     sets.write_manifest(run_dir)
-    data = run_dir / "verl_data"
     # The Generator samples as the local trainer's rollouts do (rollout.max_new_tokens, temperature, top_p).
     workflow = step_workflow(cfg.workflow, cfg.rollout.max_new_tokens, cfg.rollout.temperature,
                              cfg.rollout.top_p)
-    parts = {"agents": workflow.agents, "graph": workflow.graph, "sandbox": workflow.sandbox,
-             "rewards": cfg.reward.function}
+    parts: dict[str, Any] = {"agents": workflow.agents, "graph": workflow.graph, "sandbox": workflow.sandbox,
+                             "rewards": cfg.reward.function}
+    if sets.repository is not None:
+        parts["repository"] = workflow.repository
     files = {key: _write_yaml(run_dir / "workflow" / f"{key}.yaml", part.model_dump(mode="json"))
              for key, part in parts.items()}
-    loop_config = None
-    if not plugin_installed():
-        loop_config = _write_yaml(run_dir / "workflow" / "agent_loops.yaml", [
-            {"name": AGENT_NAME, "_target_": f"{AGENT_LOOP_MODULE}.{CodingAgentLoop.__name__}"}])
     assert model.model_dir is not None
+    train_file, val_file, agent = _write_data(sets, workflow.repository, model.model_dir,
+                                              run_dir / "verl_data")
+    loop_config = None
+    if not plugin_installed() or agent != AGENT_NAME:
+        # the plugin names CodingAgentLoop's module; a repository run names its own loop's class here
+        loops = {AGENT_NAME: CodingAgentLoop, REPOSITORY_AGENT_NAME: RepositoryAgentLoop}
+        loop_config = _write_yaml(run_dir / "workflow" / "agent_loops.yaml", [
+            {"name": name, "_target_": f"{cls.__module__}.{cls.__name__}"} for name, cls in loops.items()])
     return VerlInputs(
         model_dir=model.model_dir.resolve(), run_dir=run_dir.resolve(),
-        train_file=write_verl_dataset(train, data / "train.parquet", "train", sets.sha256).resolve(),
-        val_file=write_verl_dataset(heldout, data / "val.parquet", "val", sets.sha256).resolve(),
+        train_file=train_file, val_file=val_file, agent_loop=agent,
         workflow_files=files, agent_loop_config=loop_config,
         mlflow_uri=mlflow_uri or cfg.tracking.mlflow_uri or run_store_uri(run_dir),
         adapter_dir=adapter_dir(model, cfg), pythonpath=package_path() if cfg.device == "cpu" else None,
         mlflow_run_id=mlflow_run_id,
     )
+
+
+def _write_data(sets: TrainingData, repository: RepositoryConfig, model_dir: Path,
+                data: Path) -> tuple[Path, Path, str]:
+    """The train and val parquet files and the agent loop their rows name: problems for
+    ``CodingAgentLoop``, or repository tasks (``sets.repository``) for ``RepositoryAgentLoop``, whose
+    prompts are the agent's opening messages in the tool format it will use with this model."""
+    if sets.repository is None:
+        return (write_verl_dataset(sets.train, data / "train.parquet", "train", sets.sha256).resolve(),
+                write_verl_dataset(sets.heldout, data / "val.parquet", "val", sets.sha256).resolve(),
+                AGENT_NAME)
+    from transformers import AutoTokenizer
+
+    from coding_framework.agents.tool_calls import format_for
+
+    fmt = repository.tool_format if repository.tool_format != "auto" else \
+        format_for(AutoTokenizer.from_pretrained(model_dir))
+    tasks = sets.repository
+    return (write_verl_repository_dataset(tasks.train, data / "train.parquet", repository, fmt, "train",
+                                          sets.sha256).resolve(),
+            write_verl_repository_dataset(tasks.heldout, data / "val.parquet", repository, fmt, "val",
+                                          sets.sha256).resolve(), REPOSITORY_AGENT_NAME)
 
 
 def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[str] | None = None, *,

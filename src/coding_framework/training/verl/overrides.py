@@ -54,6 +54,7 @@ class VerlInputs:
     adapter_dir: Path | None = None  # the starting model's shared LoRA adapter (`adapters/policy`), if any
     pythonpath: str | None = None  # where Ray's workers import this package from (the CPU path sets it)
     mlflow_run_id: str | None = None  # verl's trainer logs into this MLflow run (else a new one)
+    agent_loop: str = "coding_framework"  # the loop the rows name (repository tasks: their own loop's)
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,7 @@ def _rollout(cfg: TrainingConfig, verl: VerlConfig, inputs: VerlInputs) -> Overr
         f"{rollout}.gpu_memory_utilization": verl.rollout.gpu_memory_utilization,
         f"{rollout}.max_num_seqs": verl.rollout.max_num_seqs,
         f"{rollout}.agent.num_workers": verl.rollout.agent_workers,
-        f"{rollout}.agent.default_agent_loop": "coding_framework",
+        f"{rollout}.agent.default_agent_loop": inputs.agent_loop,
         "data.max_prompt_length": verl.rollout.prompt_length,
         "data.max_response_length": verl.rollout.response_length,
         "data.filter_overlong_prompts": True,
@@ -462,8 +463,10 @@ MAPPED: dict[str, str] = {
     "device": "cpu: the CPU device settings (_cpu); auto/cuda: verl's GPU defaults",
     "model": "actor_rollout_ref.model.path (and critic.model.path)",
     "embedded": "builds the embedded starting model, whose directory is the model path",
-    "workflow": "the agents/graph/sandbox YAMLs CodingAgentLoop loads (+coding_framework.*)",
-    "data": "the parquet train/val files (data.train_files, data.val_files) from prepare_data",
+    "workflow": "the agents/graph/sandbox YAMLs CodingAgentLoop loads, and the repository YAML "
+                "RepositoryAgentLoop loads (+coding_framework.*)",
+    "data": "the parquet train/val files (data.train_files, data.val_files) from prepare_data; "
+            "data.repository: rows of repository tasks, for RepositoryAgentLoop",
     "rollout.problems_per_step": "data.train_batch_size",
     "rollout.group_size": "actor_rollout_ref.rollout.n",
     "rollout.max_new_tokens": "the Generator's max_new_tokens in the agents YAML",

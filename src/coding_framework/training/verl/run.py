@@ -11,9 +11,11 @@ into it (``MLFLOW_RUN_ID``: verl's tracker attaches to a given run). verl checkp
 2. ``weights_changed``: whether it differs from the starting model;
 3. the audit's totals: on CPU every training batch is teacher-forced through the weights that generated it
    (``cpu_rollout.AuditingAgentLoopManager`` writes ``audit.jsonl``; a step trained again after a resume
-   counts once, its last record);
+   counts once, its last record); on repository tasks each step's episode figures there
+   (``rollout/resolved_rate``, ``rollout/infra_masked``, ``tools/<name>``, ...) are logged at their step;
 4. the held-out set (and ``eval.benchmarks``) before and after, greedy as configured, through the local
-   engine, and the regression gate on them (``gate.gate_verdict``, the local trainer's);
+   engine (repository tasks: through the repository graph, resolved rate as pass@1), and the regression gate
+   on them (``gate.gate_verdict``, the local trainer's);
 5. the final model logged and registered as the local trainer registers its own (``challenger`` only when
    the gate passed), and the run's ``TrainingResults`` written to ``results.json``.
 
@@ -35,13 +37,14 @@ from coding_framework.config.errors import ConfigError
 from coding_framework.config.training import TrainingConfig
 from coding_framework.config.verl import VerlConfig
 from coding_framework.models import ResolvedModel
+from coding_framework.training.run.data import TrainingData
 from coding_framework.training.run.gate import GateResult, gate_verdict
 from coding_framework.training.run.heldout import HeldoutResult
 from coding_framework.training.run.results import StepRecord, TrainingResults
 from coding_framework.training.verl.launcher import VerlLaunch, compose, launch, prepare, validate
 from coding_framework.training.verl.overrides import AUDIT_FILE, OffPolicy
 
-__all__ = ["VerlRunError", "audit_totals", "run_verl", "step_history", "weights_changed"]
+__all__ = ["VerlRunError", "audit_totals", "rollout_history", "run_verl", "step_history", "weights_changed"]
 
 FINAL_MODEL = "final_model"  # the local trainer's name for it (``trainer.FINAL_MODEL``)
 CONFIG_FILE = "config.json"
@@ -76,6 +79,16 @@ def audit_totals(path: Path) -> dict[str, float]:
             "audited_steps": float(len(steps))}
 
 
+def rollout_history(path: Path) -> dict[int, dict[str, float]]:
+    """The per-step figures of repository episodes the CPU rollout wrote into ``audit.jsonl`` (``rollout``:
+    resolved rate, turns, tool calls, rows left out by infrastructure failures), by step; the last record
+    of a step wins, as in ``audit_totals``."""
+    if not path.is_file():
+        return {}
+    records = [r for r in map(json.loads, path.read_text().splitlines()) if r and "rollout" in r]
+    return {int(r["step"]): dict(r["rollout"]) for r in records}
+
+
 def weights_changed(start: Path, final: Path) -> tuple[bool, float]:
     """Whether any weight of ``final`` differs from ``start``'s (same names), and the largest change."""
     from safetensors.torch import load_file
@@ -105,16 +118,24 @@ def step_history(client: Any, run_id: str) -> list[StepRecord]:
     return [StepRecord(step=s, metrics=steps[s]) for s in sorted(steps)]
 
 
-def _evaluate(cfg: TrainingConfig, model_dir: Path, heldout: list[Any], slices: Any,
+def _evaluate(cfg: TrainingConfig, model_dir: Path, sets: TrainingData,
               grader: Any) -> tuple[HeldoutResult, dict[str, HeldoutResult]]:
+    """The held-out set (problems, or repository tasks through the repository graph) and the slices."""
     from coding_framework.llm.local import LocalEngine
-    from coding_framework.training.run.evals import evaluate_policy, evaluate_slices
+    from coding_framework.training.run.evals import (
+        evaluate_policy,
+        evaluate_repository_policy,
+        evaluate_slices,
+    )
 
     engine = LocalEngine.from_pretrained(model_dir, device="cpu" if cfg.device == "cpu" else "auto",
                                          max_batch_size=cfg.rollout.max_batch_size)
     try:
-        result = asyncio.run(evaluate_policy(engine, cfg, grader, heldout))
-        return result, asyncio.run(evaluate_slices(engine, cfg, grader, slices))
+        if sets.repository is not None:
+            result = asyncio.run(evaluate_repository_policy(engine, cfg, grader, sets.repository.heldout))
+        else:
+            result = asyncio.run(evaluate_policy(engine, cfg, grader, sets.heldout))
+        return result, asyncio.run(evaluate_slices(engine, cfg, grader, sets.slices))
     finally:
         engine.close()
 
@@ -125,8 +146,8 @@ def _gate(cfg: TrainingConfig, start: Path, final: Path) -> tuple[HeldoutResult,
 
     sets = prepare_data(cfg)
     with Grader(cfg.workflow.sandbox) as grader:
-        before, before_slices = _evaluate(cfg, start, sets.heldout, sets.slices, grader)
-        after, after_slices = _evaluate(cfg, final, sets.heldout, sets.slices, grader)
+        before, before_slices = _evaluate(cfg, start, sets, grader)
+        after, after_slices = _evaluate(cfg, final, sets, grader)
     return before, after, gate_verdict(cfg.gate, before, before_slices, after, after_slices)
 
 
@@ -176,6 +197,8 @@ def _finish(cfg: TrainingConfig, run: VerlLaunch, start: ResolvedModel, trackers
     assert start.model_dir is not None
     changed, largest = weights_changed(start.model_dir, final_dir)
     audit = audit_totals(run_dir / AUDIT_FILE)
+    for step, figures in rollout_history(run_dir / AUDIT_FILE).items():
+        trackers.log_metrics(figures, step=step)
     before, after, gate = _gate(cfg, start.model_dir, final_dir)
     trackers.log_metrics({**after.metrics(), "weights/max_abs_change": largest}, step=cfg.steps)
     if not gate.passed:
