@@ -121,11 +121,12 @@ def test_repository_rows_are_the_recorded_calls_with_the_tool_observations_as_ma
         observed = [t for t, m in zip(row.response_ids, row.response_mask, strict=True) if not m]
         text = engine.tokenizer.decode(observed)
         assert "calc/ops.py" in text and "1 passed, 0 failed" in text  # list_files' and run_tests' output
-    metrics = rollout_metrics(batch)
+    metrics = rollout_metrics(batch, ["read_file", "finish"])
     assert metrics["rollout/infra_masked"] == 0 and metrics["rollout/resolved_rate"] == 1.0
     assert metrics["rollout/turns_mean"] == len(gold(task)) and metrics["rollout/parse_failures"] == 0
-    assert {k: v for k, v in metrics.items() if k.startswith("tools/")} == {
-        "tools/finish": 2.0, "tools/list_files": 2.0, "tools/run_tests": 2.0, "tools/write_file": 2.0}
+    assert {k: v for k, v in metrics.items() if k.startswith("tools/")} == {  # tools offered count if unused
+        "tools/finish": 2.0, "tools/list_files": 2.0, "tools/read_file": 0.0, "tools/run_tests": 2.0,
+        "tools/write_file": 2.0}
 
 
 def test_infrastructure_failures_are_masked_out_of_their_group_and_counted(grader) -> None:
@@ -237,6 +238,7 @@ def test_a_trainer_run_on_repository_tasks(tmp_path: Path) -> None:
         m = record.metrics
         assert m["episodes"] == 4 and m["rollout/infra_masked"] == 0 and m["rollout/turns_mean"] == 2
         assert m["rollout/parse_failures"] + sum(v for k, v in m.items() if k.startswith("tools/")) == 8
+        assert {f"tools/{name}" for name in config.workflow.repository.tools} <= set(m)
         assert m["audit/offending_tokens"] == 0
     assert "heldout_pass@1" in results.final_metrics and "heldout_reward_mean" in results.final_metrics
     assert results.audit["trajectories"] > 0 and results.audit["offending_tokens"] == 0

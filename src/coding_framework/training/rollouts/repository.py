@@ -116,16 +116,17 @@ async def collect_repository(
     return RolloutBatch(episodes, lockstep.generated_tokens, lockstep.waves, seconds)
 
 
-def repository_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+def repository_metrics(episodes: Sequence[Episode], tools: Sequence[str] = ()) -> dict[str, float]:
     """A repository batch's figures: ``rollout/infra_masked`` (episodes left out), and over the episodes
     that train: ``rollout/resolved_rate``, ``rollout/turns_mean``, ``rollout/parse_failures`` (answers
     without a usable tool call), ``rollout/tool_errors`` (tool calls that failed), ``rollout/finished_rate``
-    (episodes that called ``finish``) and ``tools/<name>`` (calls of each tool, summed)."""
+    (episodes that called ``finish``) and ``tools/<name>`` (calls of each tool, summed; 0 for each of
+    ``tools`` not called)."""
     trained = [e for e in episodes if e.masked is None]
     out = {"rollout/infra_masked": float(len(episodes) - len(trained))}
     if not trained:
         return out
-    calls: Counter[str] = Counter()
+    calls: Counter[str] = Counter({name: 0 for name in tools})
     tool_errors = 0
     for episode in trained:
         exchanges = episode.state.get("exchanges", [])

@@ -156,13 +156,14 @@ def _std(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 
 
-def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
+def rollout_metrics(batch: RolloutBatch, tools: Sequence[str] = ()) -> dict[str, float]:
     """``reward_mean``/``reward_std`` (raw rewards), ``pass_rate``, rounds, tokens and the share of groups
     whose episodes all got the same reward (they carry no signal for group-relative algorithms), over the
-    episodes that train (``episodes`` counts all); with repository tasks, ``repository_metrics`` too. A
-    batch whose every episode was masked reports 0 for the means."""
+    episodes that train (``episodes`` counts all); with repository tasks, ``repository_metrics`` too (each
+    of ``tools``, the tools offered, counted). A batch whose every episode was masked reports 0 for the
+    means."""
     repository = any(isinstance(e.problem, RepoTask) for e in batch.episodes)
-    extra = repository_metrics(batch.episodes) if repository else {}
+    extra = repository_metrics(batch.episodes, tools) if repository else {}
     eps = trained_episodes(batch.episodes)
     if not eps:
         return {"reward_mean": 0.0, "reward_std": 0.0, "pass_rate": 0.0,

@@ -142,7 +142,7 @@ class BatchSource:
         pipeline = self._started()
         produced = pipeline.take(step)
         rollout: RolloutBatch = produced.result
-        metrics = rollout_metrics(rollout)
+        metrics = rollout_metrics(rollout, cfg.workflow.repository.tools)
         trained = trained_episodes(rollout.episodes)
         shaped = shape_rewards(episode_rewards(trained, cfg.reward), cfg.reward, self.moments)
         metrics.update(review_metrics(trained, cfg.reward.review))
