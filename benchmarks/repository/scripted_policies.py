@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ from coding_framework.evaluation.repository import load_repo_tasks, report_for, 
 from coding_framework.grading import Grader
 from coding_framework.grading.repository import TIER
 from coding_framework.graphs.repository import build_repository_graph
+from coding_framework.repotasks.minirepo import DATA_FILE
 from coding_framework.repotasks.task import RepoTask
 from coding_framework.testing.repository import ATTACKS, POLICIES, Policy, scripted_model
 
@@ -98,8 +100,10 @@ def main() -> None:
     if attacks:
         check["attacks_resolve_none"] = all(policies[name]["resolved"] == 0 for name in attacks)
         check["attacks_run"] = len(attacks)
-    write_result(RESULT, {"benchmark": benchmark, "tasks": len(tasks), "tier": TIER, "check": check,
-                          "policies": policies}, load)
+    data = args.data or DATA_FILE
+    write_result(RESULT, {"benchmark": benchmark, "set_file": data.name,
+                          "set_sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "tasks": len(tasks),
+                          "tier": TIER, "check": check, "policies": policies}, load)
     print(RESULT)
     if not all(value for key, value in check.items() if isinstance(value, bool)):
         sys.exit(f"the check failed: {check}")

@@ -98,20 +98,23 @@ def test_samples_of_one_task_give_the_unbiased_pass_at_k(grader):
     assert (report.resolved_rate, report.tasks, report.n_samples, report.mean_turns) == (0.5, 1, 2, 1.5)
 
 
-def test_a_failed_request_fails_its_sample_only_and_all_failing_is_an_error(grader):
-    script = answers(FIX, FINISH)
+def test_a_failed_request_fails_its_sample_only_with_its_earlier_turns_counted(grader):
+    script = answers(ToolCall("read_file", {"path": "calc/ops.py"}), FIX, FINISH)
     calls = {"n": 0}
 
-    def first_fails(messages: Sequence[BaseMessage]) -> str:
+    def second_fails(messages: Sequence[BaseMessage]) -> str:
         calls["n"] += 1
-        if calls["n"] == 1:
+        if calls["n"] == 2:
             raise RequestFailed("the request timed out after 1 s")
-        return script[calls["n"] - 2]
+        return script[calls["n"] - 1 - (calls["n"] > 2)]
 
-    report = evaluate(grader, ScriptedChatModel(respond=first_fails), n_samples=2, concurrency=1)
+    report = evaluate(grader, ScriptedChatModel(respond=second_fails), n_samples=2, concurrency=1)
     assert report.request_failures == 1 and report.stop_reasons == {"finished": 1, "request_failed": 1}
-    assert [s["resolved"] for s in report.samples] == [False, True]
-    assert "timed out" in report.samples[0]["error"]
+    failed, ok = report.samples
+    assert (failed["resolved"], failed["status"], ok["resolved"]) == (False, "not_graded", True)
+    assert (failed["turns"], failed["tool_calls"], ok["tool_calls"]) == (1, {"read_file": 1},
+                                                                         {"finish": 1, "replace_in_file": 1})
+    assert "timed out" in failed["error"] and report.mean_turns == 1.5
 
     def always_fails(messages: Sequence[BaseMessage]) -> str:
         raise RequestFailed("the server rejected the prompt")

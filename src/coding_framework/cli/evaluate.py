@@ -79,7 +79,10 @@ def evaluate(
     ] = None,
     model: Annotated[str | None, typer.Option(help=f"Generate with the workflow first. {MODEL_HELP}")] = None,
     n_samples: Annotated[int, typer.Option(min=1, help="With --model: episodes per problem.")] = 1,
-    limit: Annotated[int | None, typer.Option(min=1, help="With --model: only the first N problems.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --model, and for repository benchmarks: only the first N problems."),
+    ] = None,
     seed: Annotated[
         int,
         typer.Option(

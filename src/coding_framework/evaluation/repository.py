@@ -6,11 +6,11 @@ runs ``n_samples`` episodes; each episode ends in the graph's own grading (``gra
 hidden tests in the hardened repository tier), so a sample is resolved exactly when the graph says so.
 
 One record per sample (:func:`sample_record`) carries the verdict (resolved, reward, FAIL_TO_PASS and
-PASS_TO_PASS counts, refused edits, the first failing tests, tier), how the episode went (turns, tool calls by kind, tool errors,
-parse failures, stop reason, tokens, seconds) and the agent's changes as a unified diff (``model_patch``,
-as in SWE-bench's predictions files). :class:`RepoEvaluationReport` sums them up: resolved rate, unbiased
-pass@k over tasks, mean turns, tool calls by kind, parse failures (count and share of turns),
-infrastructure errors and request failures.
+PASS_TO_PASS counts, refused edits, the first failing tests, tier), how the episode went (turns, tool calls
+by kind, tool errors, parse failures, stop reason, tokens, seconds) and the agent's changes as a unified
+diff (``model_patch``, as in SWE-bench's predictions files). :class:`RepoEvaluationReport` sums them up:
+resolved rate, unbiased pass@k over tasks, mean turns, tool calls by kind, parse failures (count and share
+of turns), infrastructure errors and request failures.
 
 Grading needs hidden tests this grader can run (plain pytest-style test functions); every task is checked
 before the first episode starts, so a set it cannot grade fails at once, naming the task.
@@ -109,12 +109,23 @@ def check_gradable(tasks: Sequence[RepoTask]) -> None:
             ) from None
 
 
-def sample_record(task: RepoTask, sample: int, state: Mapping[str, Any], seconds: float) -> Record:
-    """One sample's record from the repository graph's final state."""
-    verdict = state["verdict"]
+def _episode(state: Mapping[str, Any]) -> Record:
+    """How an episode went, from its (final or last) graph state."""
     exchanges = state.get("exchanges", [])
     calls = tool_counts(exchanges)
     parse_failures = calls.pop("parse_error", 0)
+    return {
+        "turns": len(exchanges),
+        "tool_calls": dict(sorted(calls.items())),
+        "tool_errors": sum(1 for e in exchanges if e["tool"] is not None and not e["ok"]),
+        "parse_failures": parse_failures,
+        "tokens": state.get("tokens_used", 0),
+    }
+
+
+def sample_record(task: RepoTask, sample: int, state: Mapping[str, Any], seconds: float) -> Record:
+    """One sample's record from the repository graph's final state."""
+    verdict = state["verdict"]
     return {
         "instance_id": task.instance_id,
         "sample": sample,
@@ -122,31 +133,32 @@ def sample_record(task: RepoTask, sample: int, state: Mapping[str, Any], seconds
         "reward": verdict["reward"],
         "fail_to_pass": verdict["fail_to_pass"],
         "pass_to_pass": verdict["pass_to_pass"],
-        "turns": len(exchanges),
-        "tool_calls": dict(sorted(calls.items())),
-        "tool_errors": sum(1 for e in exchanges if e["tool"] is not None and not e["ok"]),
-        "parse_failures": parse_failures,
+        **_episode(state),
         "stop_reason": state.get("stop_reason"),
         "refused": verdict["refused"],
         "status": verdict["status"],
         "failures": verdict["failures"],
         "infrastructure_error": verdict["infrastructure_error"],
         "tier": verdict["tier"],
-        "tokens": state.get("tokens_used", 0),
         "seconds": round(seconds, 3),
         "difficulty": task.difficulty,
         "model_patch": workspace_of(cast(RepoEpisodeState, state)).diff(),
     }
 
 
-def failed_record(task: RepoTask, sample: int, error: str, seconds: float) -> Record:
-    """The record of an episode whose model request failed alone: unresolved, ungraded."""
+def failed_record(task: RepoTask, sample: int, error: str, seconds: float,
+                  state: Mapping[str, Any] | None = None) -> Record:
+    """The record of an episode whose model request failed alone: unresolved and not graded; its turns
+    before the failure (``state``, the last graph state) are counted."""
+    state = state or {}
     return {
         "instance_id": task.instance_id, "sample": sample, "resolved": False, "reward": 0.0,
         "fail_to_pass": [0, len(task.FAIL_TO_PASS)], "pass_to_pass": [0, len(task.PASS_TO_PASS)],
-        "turns": 0, "tool_calls": {}, "tool_errors": 0, "parse_failures": 0, "stop_reason": REQUEST_FAILED,
-        "refused": [], "status": "not_graded", "failures": [], "infrastructure_error": False, "tier": TIER, "tokens": 0,
-        "seconds": round(seconds, 3), "difficulty": task.difficulty, "model_patch": "", "error": error,
+        **_episode(state), "stop_reason": REQUEST_FAILED, "refused": [], "status": "not_graded",
+        "failures": [], "infrastructure_error": False, "tier": TIER, "seconds": round(seconds, 3),
+        "difficulty": task.difficulty,
+        "model_patch": workspace_of(cast(RepoEpisodeState, state)).diff() if "task" in state else "",
+        "error": error,
     }
 
 
@@ -168,22 +180,25 @@ async def run_episodes(
     finished: dict[int, Record] | None = None,
 ) -> list[Record]:
     """Run one episode of ``graph`` per job (``concurrency`` at once); records in job order. A model request
-    that fails alone (``RequestFailed``) fails its sample only; ``finished`` gets each record under its
-    index as it ends, so a caller keeps them when another error stops the run."""
+    that fails alone (``RequestFailed``) fails its sample only, its earlier turns counted; ``finished`` gets
+    each record under its index as it ends, so a caller keeps them when another error stops the run."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int, task: RepoTask, sample: int) -> Record:
         inputs: dict[str, Any] = {"task": task.model_dump()}
         if seed is not None:
             inputs["seed"] = row_seed(seed, i)
+        state: dict[str, Any] = {}
         async with gate:
             start = time.perf_counter()
             try:
-                state = await graph.ainvoke(inputs)
+                # Streamed, so an episode whose request fails keeps its earlier turns; the last is final.
+                async for values in graph.astream(inputs, stream_mode="values"):
+                    state = values
                 record = sample_record(task, sample, state, time.perf_counter() - start)
             except RequestFailed as exc:
                 log.warning("repository_episode_request_failed", instance_id=task.instance_id, error=str(exc))
-                record = failed_record(task, sample, str(exc), time.perf_counter() - start)
+                record = failed_record(task, sample, str(exc), time.perf_counter() - start, state)
         if finished is not None:
             finished[i] = record
         if on_done is not None:
