@@ -56,6 +56,7 @@ from coding_framework.config.training import (
     EvalConfig,
     GateConfig,
     OptimConfig,
+    RepositoryDataConfig,
     RolloutConfig,
     TrackingConfig,
     TrainingConfig,
@@ -71,7 +72,6 @@ from coding_framework.config.verl import (
 from coding_framework.config.warm_start import GeneratorWarmStartConfig
 
 __all__ = [
-    "RepositoryConfig",
     "AgentsConfig",
     "AlgoConfig",
     "AlgorithmOverrides",
@@ -110,6 +110,8 @@ __all__ = [
     "PoliciesConfig",
     "PoolConfig",
     "PretrainConfig",
+    "RepositoryConfig",
+    "RepositoryDataConfig",
     "ResourceLimits",
     "ReviewCreditConfig",
     "ReviewWarmStartConfig",
