@@ -52,6 +52,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "verl_fsdp": VerlConfig,
     "verl_smoke": VerlConfig,
     "verl_cpu": TrainingConfig,
+    "verl_cpu_repo": TrainingConfig,
     "verl_parity": TrainingConfig,
     "verl_fsdp_cpu": VerlConfig,
 }
