@@ -4,7 +4,8 @@
 
 For every template, every public function and every mutation of it (at most --max-per-function kept per
 function), the mutated repository's visible and hidden tests run on this machine; a mutant the hidden
-tests catch becomes a task. The tasks are then split into train, validation and test (whole
+tests catch becomes a task, once the grader confirms it in the sandbox: the gold patch resolves it and the
+unchanged repository passes none of its FAIL_TO_PASS tests. The tasks are then split into train, validation and test (whole
 (template, function) groups per split, duplicates dropped) and written to
 src/coding_framework/repotasks/data/minirepos.jsonl.gz with its manifest, minirepos_manifest.json.
 """
@@ -99,6 +100,24 @@ def build(
     return splits
 
 
+def graded_in_the_sandbox(tasks: list[RepoTask]) -> list[RepoTask]:
+    """Keep the tasks the grader confirms: the gold patch resolves the task and the unchanged repository
+    does not (its FAIL_TO_PASS tests fail there), each graded by the hidden tests in the hardened tier."""
+    from coding_framework.grading import Grader
+    from coding_framework.grading.repository import grade_repositories
+
+    with Grader() as grader:
+        gold = grade_repositories(grader, [(t, t.fixed_files()) for t in tasks], progress="gold patches")
+        noop = grade_repositories(grader, [(t, t.files) for t in tasks], progress="unchanged repositories")
+    kept = []
+    for task, fixed, unchanged in zip(tasks, gold, noop, strict=True):
+        if fixed.resolved and not unchanged.resolved and unchanged.fail_to_pass[0] == 0:
+            kept.append(task)
+        else:
+            print(f"{task.instance_id}: dropped (gold {fixed.as_dict()}, unchanged {unchanged.as_dict()})")
+    return kept
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--templates", type=Path, default=TEMPLATES_DIR, help="the directory of templates")
@@ -116,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the failing test an issue describes: the one whose calls are farthest from the bug (the "
         "default: about half the tasks become medium or hard), or the first in file order",
     )
+    ap.add_argument("--no-grader-check", action="store_true",
+                    help="skip grading every task's gold patch and unchanged repository in the sandbox")
     args = ap.parse_args(argv)
     configure_logging("INFO")
     build(
@@ -126,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         tuple(args.sizes),
         args.workers,
         args.issue_from,
+        None if args.no_grader_check else graded_in_the_sandbox,
     )
 
 

@@ -4,7 +4,7 @@ from invoice.items import line_total, most_expensive, subtotal, total_quantity, 
 
 def test_validate_item_returns_item():
     item = {"name": "cup", "price": 0.0, "qty": 1}
-    assert validate_item(item) is item
+    assert validate_item(item) == item
 
 
 def test_validate_item_missing_name():
