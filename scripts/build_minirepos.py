@@ -5,8 +5,8 @@
 For every template, every public function and every mutation of it (at most --max-per-function kept per
 function), the mutated repository's visible and hidden tests run on this machine; a mutant the hidden
 tests catch becomes a task, once the grader confirms it in the sandbox: the gold patch resolves it and the
-unchanged repository passes none of its FAIL_TO_PASS tests. The tasks are then split into train, validation and test (whole
-(template, function) groups per split, duplicates dropped) and written to
+unchanged repository passes none of its FAIL_TO_PASS tests. The tasks are then split into train,
+validation and test (whole (template, function) groups per split, duplicates dropped) and written to
 src/coding_framework/repotasks/data/minirepos.jsonl.gz with its manifest, minirepos_manifest.json.
 """
 
