@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 import yaml
+from mlflow import MlflowClient
 from pydantic import ValidationError
 
 from coding_framework.agents.tool_calls import format_for, render_call
@@ -243,3 +244,9 @@ def test_a_trainer_run_on_repository_tasks(tmp_path: Path) -> None:
     assert "heldout_pass@1" in results.final_metrics and "heldout_reward_mean" in results.final_metrics
     assert results.audit["trajectories"] > 0 and results.audit["offending_tokens"] == 0
     assert json.loads((tmp_path / "run" / "data_manifest.json").read_text())["kind"] == "repository"
+    # A sample of each step's episodes is recorded as MLflow traces of the run (tracking.trace_episodes).
+    client = MlflowClient(f"sqlite:///{tmp_path / 'run' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(config.tracking.experiment)
+    traces = client.search_traces(locations=[experiment.experiment_id])
+    assert sorted(t.info.tags["step"] for t in traces) == ["1", "1", "2", "2"]
+    assert {t.info.tags["kind"] for t in traces} == {"repository"}

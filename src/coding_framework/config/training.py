@@ -421,6 +421,10 @@ class TrackingConfig(StrictModel):
     )
     log_checkpoints: bool = Field(True, description="Log each checkpoint directory as an artifact.")
     wandb_project: str | None = Field(None, description="W&B project; null (or wandb missing) disables W&B.")
+    trace_every: int = Field(
+        1, ge=0, description="Record a sample of episodes as MLflow traces every this many steps (0: never)."
+    )
+    trace_episodes: int = Field(2, ge=0, description="Episodes recorded as traces on such a step.")
 
 
 class BenchmarkSlice(StrictModel):

@@ -27,13 +27,14 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM
 
 from coding_framework.config.training import TrainingConfig
+from coding_framework.evaluation.traces import TraceRecorder, sample_for_tracing
 from coding_framework.grading import Grader
 from coding_framework.llm.local import LocalEngine
 from coding_framework.logs import get_logger
@@ -43,6 +44,7 @@ from coding_framework.training.auditor import tally
 from coding_framework.training.generator_sft import WarmStartRejected, warm_start_generator
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
+from coding_framework.training.rollouts.episodes import Episode
 from coding_framework.training.rollouts.source import BatchSource
 from coding_framework.training.run.checkpoint import Checkpoint, CheckpointManager
 from coding_framework.training.run.data import MANIFEST_FILE, prepare_data
@@ -150,6 +152,7 @@ class Trainer:
         self.baseline_slices: dict[str, HeldoutResult] = {}
         self.audit_totals = {"trajectories": 0.0, "checked_tokens": 0.0, "offending_tokens": 0.0,
                              "max_abs_diff": 0.0}
+        self.traces: TraceRecorder | None = None
         self.step = 0
         # Imports, model and problems live for the whole run: frozen, they leave the full collections that
         # every rollout's many short-lived episode states trigger (benchmarks/orchestration_overhead.py).
@@ -233,6 +236,7 @@ class Trainer:
         start = time.perf_counter()
         batch = self.source.take(step)
         rollout, metrics, produced = batch.rollout, batch.metrics, batch.produced
+        self._trace(rollout.episodes, step + 1)  # numbered as the step's metrics are
         rollout_s = time.perf_counter() - start
         audit_start = time.perf_counter()
         if cfg.audit.every and step % cfg.audit.every == 0:
@@ -267,6 +271,18 @@ class Trainer:
         )
         return metrics
 
+    def _trace(self, episodes: Sequence[Episode], step: int) -> None:
+        """Record a sample of the step's episodes as MLflow traces, written in the background."""
+        if self.traces is None:
+            return
+        tracking = self.config.tracking
+        for i in sample_for_tracing(len(episodes), step=step, every=tracking.trace_every,
+                                    per_step=tracking.trace_episodes, seed=self.config.seed):
+            episode = episodes[i]
+            self.traces.submit(episode.state, kind="repository" if "task" in episode.state else "function",
+                               mode="training", step=step, reward=episode.reward.value,
+                               tags={"group": str(episode.group)})
+
     # -- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> TrainingResults:
@@ -285,6 +301,7 @@ class Trainer:
         if ckpt is not None:
             self._restore(ckpt)
         trackers = Trackers(self.config.tracking, self.run_dir, resume=self.resume)
+        self.traces = TraceRecorder(uri=trackers.mlflow.uri, run_id=trackers.run_id)
         status = "FAILED"
         try:
             if ckpt is None:
@@ -320,6 +337,8 @@ class Trainer:
             status = "KILLED"
             raise
         finally:
+            self.traces.close()
+            self.traces = None
             trackers.finish(status)
 
     def warm_start_only(self) -> dict[str, float]:
