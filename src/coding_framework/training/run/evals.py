@@ -11,6 +11,7 @@ standard 3-shot prompt) and sampling; its figures are logged as ``eval/<label>/p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from coding_framework.agents.executor import AsyncGrader
 from coding_framework.config.training import BenchmarkSlice, TrainingConfig
@@ -24,39 +25,26 @@ from coding_framework.training.run.heldout import HeldoutResult, evaluate_heldou
 __all__ = ["evaluate_policy", "evaluate_repository_policy", "evaluate_slices", "slice_metrics"]
 
 
+def _sampling(config: TrainingConfig) -> dict[str, Any]:
+    """``config.eval``'s sampling, seeded by the run's seed: the same for problems and repository tasks."""
+    ev = config.eval
+    return {"max_new_tokens": ev.max_new_tokens or config.rollout.max_new_tokens,
+            "temperature": ev.temperature, "seed": derive_seed(config.seed, "eval"), "samples": ev.samples}
+
+
 async def evaluate_policy(
     engine: TokenEngine, config: TrainingConfig, grader: AsyncGrader, problems: list[Problem]
 ) -> HeldoutResult:
-    """The held-out problems under ``config.eval``'s sampling, seeded by the run's seed."""
-    ev = config.eval
-    return await evaluate_heldout(
-        engine,
-        config.workflow,
-        grader,
-        problems,
-        max_new_tokens=ev.max_new_tokens or config.rollout.max_new_tokens,
-        temperature=ev.temperature,
-        max_rounds=ev.max_rounds,
-        seed=derive_seed(config.seed, "eval"),
-        samples=ev.samples,
-    )
+    """The held-out problems under ``config.eval``'s sampling."""
+    return await evaluate_heldout(engine, config.workflow, grader, problems,
+                                  max_rounds=config.eval.max_rounds, **_sampling(config))
 
 
 async def evaluate_repository_policy(
     engine: TokenEngine, config: TrainingConfig, grader: Grader, tasks: list[RepoTask]
 ) -> HeldoutResult:
-    """The held-out repository tasks under ``config.eval``'s sampling, seeded by the run's seed."""
-    ev = config.eval
-    return await evaluate_repositories(
-        engine,
-        config.workflow,
-        grader,
-        tasks,
-        max_new_tokens=ev.max_new_tokens or config.rollout.max_new_tokens,
-        temperature=ev.temperature,
-        seed=derive_seed(config.seed, "eval"),
-        samples=ev.samples,
-    )
+    """The held-out repository tasks under ``config.eval``'s sampling."""
+    return await evaluate_repositories(engine, config.workflow, grader, tasks, **_sampling(config))
 
 
 async def evaluate_slices(
