@@ -51,7 +51,7 @@ TRAINING_LAYERS = {
     "rollouts": 2,
     "run": 3,
     "auditor": 4, "batch": 4, "sft": 4,
-    "generator_sft": 5, "review_sft": 5, "update": 5,
+    "generator_sft": 5, "repository_sft": 5, "review_sft": 5, "update": 5,
     "role_policies": 6,
     "trainer": 7, "verl": 7,
     "quickstart": 8, "sweep": 8,

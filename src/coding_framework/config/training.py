@@ -22,7 +22,7 @@ from coding_framework.config.model_ref import EndpointSpec, ModelSpec, parse_mod
 from coding_framework.config.policies import PoliciesConfig
 from coding_framework.config.review_credit import ReviewCreditConfig, ReviewWarmStartConfig
 from coding_framework.config.rewards import RewardConfig
-from coding_framework.config.warm_start import GeneratorWarmStartConfig
+from coding_framework.config.warm_start import GeneratorWarmStartConfig, RepositoryWarmStartConfig
 
 __all__ = [
     "AlgoConfig", "AuditConfig", "BenchmarkSlice", "CheckpointConfig", "CurriculumConfig", "DataConfig",
@@ -558,6 +558,11 @@ class TrainingConfig(StrictModel):
         default_factory=GeneratorWarmStartConfig,
         description="Supervised training of the Generator on passing programs before RL.",
     )
+    repository_warm_start: RepositoryWarmStartConfig = Field(
+        default_factory=RepositoryWarmStartConfig,
+        description="Repository runs: supervised training of the tool-calling agent on gold demonstrations "
+        "before RL.",
+    )
 
     @field_validator("algorithm", mode="before")
     @classmethod
@@ -594,6 +599,9 @@ class TrainingConfig(StrictModel):
     def _repository_data(self) -> TrainingConfig:
         """A run trains on problems or on repository tasks; what only problems have is refused with tasks."""
         if self.data.repository is None:
+            if self.repository_warm_start.enabled:
+                raise ValueError("repository_warm_start trains on repository tasks' demonstrations: set "
+                                 "data.repository, or use warm_start for a run on problems")
             return self
         problem_only = [name for name, on in (
             ("data.train", bool(self.data.train)), ("data.heldout", self.data.heldout is not None),
@@ -604,7 +612,8 @@ class TrainingConfig(StrictModel):
         ) if on]
         if problem_only:
             raise ValueError(f"data.repository trains on repository tasks; {', '.join(problem_only)} "
-                             "belong to problem runs: leave them unset")
+                             "belong to problem runs: leave them unset (repository_warm_start is the "
+                             "warm start of a repository run)")
         if self.rollout.trained_roles != ["generator"]:
             raise ValueError("repository episodes train the generator (the tool-calling agent) only: set "
                              f"rollout.trained_roles to [generator], got {self.rollout.trained_roles}")

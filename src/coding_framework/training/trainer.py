@@ -42,6 +42,7 @@ from coding_framework.models.registry import CHALLENGER_ALIAS
 from coding_framework.rewards import CompositeReward
 from coding_framework.training.auditor import tally
 from coding_framework.training.generator_sft import WarmStartRejected, warm_start_generator
+from coding_framework.training.repository_sft import RepositoryWarmStartRejected, warm_start_repository
 from coding_framework.training.review_sft import warm_start_reviewer
 from coding_framework.training.role_policies import RolePolicies
 from coding_framework.training.rollouts.episodes import Episode
@@ -308,7 +309,7 @@ class Trainer:
                 trackers.log_params({"algorithm": self.spec.name, **self.config.model_dump(mode="json")})
                 trackers.log_params({"data_sha256": self.data.sha256})
                 trackers.log_file(self.run_dir / MANIFEST_FILE)
-                if self.config.warm_start.enabled:
+                if self.config.warm_start.enabled or self.config.repository_warm_start.enabled:
                     self._warm_start(trackers)
             with Grader(self.config.workflow.sandbox) as grader:
                 reward_fn = CompositeReward(self.config.reward.function, grader=grader)
@@ -342,8 +343,9 @@ class Trainer:
             trackers.finish(status)
 
     def warm_start_only(self) -> dict[str, float]:
-        """Run the Generator's warm start alone (``warm_start``, enabled or not) and keep its model in
-        ``run_dir/warm_start_model``: the non-RL baseline. Its metrics, also in ``warm_start.json``."""
+        """Run the Generator's warm start alone (``warm_start``, or ``repository_warm_start`` on repository
+        tasks; enabled or not) and keep its model in ``run_dir/warm_start_model``: the non-RL baseline. Its
+        metrics, also in ``warm_start.json``."""
         trackers = Trackers(self.config.tracking, self.run_dir, resume=False)
         status = "FAILED"
         try:
@@ -356,14 +358,23 @@ class Trainer:
             self.close()
 
     def _warm_start(self, trackers: Trackers) -> dict[str, float]:
-        """Fine-tune the Generator on passing programs before RL; the model it leaves is kept (also when
-        its gate refuses it, for inspection), its metrics logged at step 0."""
+        """Fine-tune the Generator before RL, on passing programs or (repository tasks) gold demonstrations;
+        the model it leaves is kept (also when its gate refuses it, for inspection), its metrics logged at
+        step 0."""
+        cfg, repository = self.config, self.data.repository
         try:
-            problems = self.data.warm_start or self.train_problems
-            metrics = warm_start_generator(self.engine, self.model, problems, self.heldout,
-                                           self.config.warm_start, self.config.seed, self.progress)
-        except WarmStartRejected:
+            if repository is not None:
+                metrics = warm_start_repository(self.engine, self.model, repository.train, repository.heldout,
+                                                cfg.workflow.repository, cfg.repository_warm_start, cfg.seed,
+                                                self.progress)
+            else:
+                metrics = warm_start_generator(self.engine, self.model, self.data.warm_start or
+                                               self.train_problems, self.heldout, cfg.warm_start, cfg.seed,
+                                               self.progress)
+        except (WarmStartRejected, RepositoryWarmStartRejected) as exc:
             self.policies.save_model(self.run_dir / WARM_START_MODEL, self.tokenizer)
+            if isinstance(exc, RepositoryWarmStartRejected):  # the CLI's one-line refusal names the model
+                raise WarmStartRejected(str(exc)) from None
             raise
         self.policies.save_model(self.run_dir / WARM_START_MODEL, self.tokenizer)
         (self.run_dir / WARM_START_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
