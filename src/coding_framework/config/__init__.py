@@ -69,7 +69,7 @@ from coding_framework.config.verl import (
     VerlConfig,
     VerlRolloutSection,
 )
-from coding_framework.config.warm_start import GeneratorWarmStartConfig
+from coding_framework.config.warm_start import GeneratorWarmStartConfig, RepositoryWarmStartConfig
 
 __all__ = [
     "AgentsConfig",
@@ -112,6 +112,7 @@ __all__ = [
     "PretrainConfig",
     "RepositoryConfig",
     "RepositoryDataConfig",
+    "RepositoryWarmStartConfig",
     "ResourceLimits",
     "ReviewCreditConfig",
     "ReviewWarmStartConfig",

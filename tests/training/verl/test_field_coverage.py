@@ -66,6 +66,7 @@ _AWAY = {
     "rollout.refill_zero_variance": True, "rollout.max_refill_rounds": 3, "reward.normalize": "batch",
     "reward.clip": 1.0, "optim.micro_batch_size": 3, "algo.value_coef": 0.25, "kl.stop_kl": 2.0,
     "kl.stop_patience": 3, "tracking.log_checkpoints": False, "audit.every": 2, "audit.rows": 3,
+    "tracking.trace_every": 3, "tracking.trace_episodes": 5,
     "eval.engine": "rollout",
 }
 _SECTIONS = {

@@ -254,6 +254,11 @@ def _policies(cfg: TrainingConfig, inputs: VerlInputs) -> Overrides:
         raise VerlMappingError("warm_start.enabled: verl's trainer has no supervised warm start; run "
                                "`coding-framework train --warm-start-only --run-dir D` and start verl from "
                                "D/warm_start_model (model: D/warm_start_model), or disable it")
+    if cfg.repository_warm_start.enabled:
+        raise VerlMappingError("repository_warm_start.enabled: verl's trainer has no supervised warm "
+                               "start; run `coding-framework train --warm-start-only --run-dir D` and start "
+                               "verl from "
+                               "D/warm_start_model (model: D/warm_start_model), or disable it")
     if policies.mode == "per_role_lora":
         raise VerlMappingError("policies.mode per_role_lora: verl trains one policy with one optimizer, and "
                                "per-role adapters each need their own optimizer and rows; use shared_lora "
@@ -504,6 +509,7 @@ MAPPED: dict[str, str] = {
     "policies": "actor_rollout_ref.model.lora_* (_policies; per_role_lora is refused)",
     "reviewer_warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
     "warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
+    "repository_warm_start": "enabled is refused (_policies); its other fields only apply when enabled",
 }
 
 
@@ -540,6 +546,8 @@ NOT_APPLIED: dict[str, NotApplied] = {
     "kl.stop_patience": NotApplied("a guard: verl trains every step", False),
     "curriculum": NotApplied("verl samples the training set uniformly (data.shuffle)", True),
     "tracking.log_checkpoints": NotApplied("verl's checkpoints stay in <run-dir>/checkpoints", False),
+    "tracking.trace_every": NotApplied("verl's episodes are not recorded as MLflow traces", False),
+    "tracking.trace_episodes": NotApplied("verl's episodes are not recorded as MLflow traces", False),
     "audit.every": NotApplied("the CPU rollout audits every training batch", False),
     "audit.rows": NotApplied("the CPU rollout audits every row", False),
 }
