@@ -22,6 +22,12 @@ def test_a_rendered_call_reads_back(fmt):
     assert parse_tool_call("I will fix it.\n" + render_call(call, fmt) + "\nthen run", fmt) == call
 
 
+def test_a_python_block_is_not_a_call():
+    answer = "Fix:\n```python\ndef f():\n    return 1\n```\nThen it works.\n"
+    assert "no tool call found" in (read_turn(answer, "json").error or "")
+    assert parse_tool_call(answer + '```\n{"name": "finish"}\n```', "json") == ToolCall("finish", {})
+
+
 def test_lenient_where_models_commonly_slip():
     assert parse_tool_call('```json\n{"name": "list_files", "arguments": "{}"}\n```', "json") == \
         ToolCall("list_files", {})

@@ -26,7 +26,9 @@ ToolFormat = Literal["json", "hermes"]
 
 _BLOCKS = {
     "hermes": re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S),
-    "json": re.compile(r"```(?:tool|json)?\s*\n(.*?)(?:```|$)", re.S),
+    # A ```tool or ```json block, or a bare fence holding an object; a ```python block's closing fence
+    # followed by prose is not a call.
+    "json": re.compile(r"```(?:tool|json)[ \t]*\n(.*?)(?:```|$)|```[ \t]*\n(\{.*?)(?:```|$)", re.S),
 }
 
 
@@ -45,7 +47,7 @@ def parse_tool_call(text: str, fmt: ToolFormat) -> ToolCall:
     match = _BLOCKS[fmt].search(text)
     if match is None:
         raise ToolCallParseError(f"no tool call found; write one as {example(fmt)}")
-    body = match.group(1).strip()
+    body = next(group for group in match.groups() if group is not None).strip()
     try:
         call = json.loads(body)
     except json.JSONDecodeError as exc:
