@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from mlflow import MlflowClient
 from typer.testing import CliRunner
 
 from coding_framework import supervisor
 from coding_framework.cli.main import app
 from coding_framework.graphs.repository import repository_graph_for
-from coding_framework.repotasks.minirepo import DATA_FILE
 from coding_framework.testing.chat import ScriptedChatModel
 from coding_framework.testing.repository import calc_task, gold, scripted_model
 
@@ -55,6 +55,8 @@ def test_episodes_write_a_record_per_sample_and_the_summary_last(tmp_path, swebe
     model = scripted_model(TASK, gold)
     model.answers = [*model.answers[:4], "I would look at calc/ops.py first.", finish]  # gold, then a no-op
     use_model(monkeypatch, model)
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store)
     results = tmp_path / "r.jsonl"
     out = run(*on_file(swebench_file), "--model", ENDPOINT, "--n-samples", "2", "--concurrency", "1",
               "--results", str(results))
@@ -72,6 +74,12 @@ def test_episodes_write_a_record_per_sample_and_the_summary_last(tmp_path, swebe
                             "stop_reason", "refused", "tier", "tokens", "seconds", "model_patch"}
     progress = [ln for ln in out.stderr.splitlines() if ln.startswith("episode ")]
     assert len(progress) == 2 and progress[-1].startswith(f"episode 2/2: {TASK.instance_id} unresolved")
+    # Every episode is an MLflow trace in the store MLFLOW_TRACKING_URI names.
+    client = MlflowClient(store)
+    experiment = client.get_experiment_by_name("coding-framework-evaluation")
+    traces = client.search_traces(locations=[experiment.experiment_id])
+    assert sorted((t.info.tags["sample"], t.info.tags["resolved"]) for t in traces) == [("0", "true"),
+                                                                                        ("1", "false")]
 
 
 def test_predictions_and_gold_patches_are_graded_without_a_model(tmp_path, swebench_file):
@@ -116,11 +124,6 @@ def test_bad_predictions_name_the_line(tmp_path, swebench_file):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA_FILE.is_file(), reason="the mini-repository set is not built")
-@pytest.mark.xfail(strict=True, reason=(
-    "the invoice template's hidden test_validate_item_returns_item asserts `validate_item(item) is item`, an "
-    "identity no call into the child keeps: 4 of the 50 test tasks are unresolvable in hardened-repository "
-    "(set sha256 e0891f60)"))
 def test_the_shipped_test_split_is_resolved_by_its_gold_patches(tmp_path):
     out = run("--benchmark", "minirepo:test", "--canonical", "--results", str(tmp_path / "r.jsonl"))
     assert out.exit_code == 0, out.output

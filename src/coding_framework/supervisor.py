@@ -32,6 +32,7 @@ from coding_framework.evaluation.repository import (
     report_for,
     run_episodes,
 )
+from coding_framework.evaluation.traces import TraceRecorder
 from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
@@ -455,11 +456,13 @@ class CodingSupervisor:
         ks: Sequence[int] = (1, 10, 100),
         progress: bool = True,
         seed: int | None = None,
+        traces: TraceRecorder | None = None,
     ) -> RepoEvaluationReport:
         """Run ``n_samples`` repository-graph episodes per task (``config.repository``'s budget, the
         Generator's model) and report them (``evaluation.repository``). ``benchmark`` is ``minirepo:SPLIT``
         (or ``minirepo`` with ``split``; ``data``: another set file), ``swebench:FILE`` (snapshots under
         ``repos_dir``) or a list of RepoTasks. With ``seed``, episode ``i`` is seeded ``row_seed(seed, i)``.
+        ``traces`` records every episode as an MLflow trace (``evaluation.traces``).
         """
         if isinstance(benchmark, str):
             name, tasks = load_repo_tasks(benchmark, split=split, data=data, repos_dir=repos_dir, limit=limit)
@@ -472,7 +475,7 @@ class CodingSupervisor:
         finished: dict[int, dict[str, Any]] = {}
         start = time.perf_counter()
         try:
-            records = run_sync(lambda: self._repository_episodes(jobs, progress, seed, finished))
+            records = run_sync(lambda: self._repository_episodes(jobs, progress, seed, finished, traces))
         except EngineError as exc:
             if not finished:
                 raise
@@ -487,7 +490,7 @@ class CodingSupervisor:
 
     async def _repository_episodes(
         self, jobs: Sequence[tuple[RepoTask, int]], progress: bool, seed: int | None,
-        finished: dict[int, dict[str, Any]],
+        finished: dict[int, dict[str, Any]], traces: TraceRecorder | None,
     ) -> list[dict[str, Any]]:
         # Engines the agents already hold are shared (one copy of the weights); others close afterwards.
         shared = self._agents.engines if self._agents is not None else None
@@ -497,10 +500,11 @@ class CodingSupervisor:
                                          engines=engines)
             concurrency = self.config.graph.concurrency
             if not progress:
-                return await run_episodes(graph, jobs, concurrency=concurrency, seed=seed, finished=finished)
+                return await run_episodes(graph, jobs, concurrency=concurrency, seed=seed, finished=finished,
+                                          traces=traces)
             with episode_progress(len(jobs)) as on_done:
                 return await run_episodes(graph, jobs, concurrency=concurrency, seed=seed, on_done=on_done,
-                                          finished=finished)
+                                          finished=finished, traces=traces)
         finally:
             if shared is None:
                 engines.close()

@@ -135,6 +135,8 @@ def test_bad_benchmarks_fail_in_one_line(tmp_path):
     odd = TASK.model_copy(update={"test_patch": TASK.test_patch.replace("+import pytest", "+DATA = [1]")})
     with pytest.raises(RepoBenchmarkError, match=r"plain test functions.*hardened-repository grades"):
         CodingSupervisor(WorkflowConfig(), chat_model=ScriptedChatModel()).evaluate([odd], progress=False)
+    with pytest.raises(ValueError, match="unknown split 'dev'"):  # a name goes to the repository path too
+        CodingSupervisor(WorkflowConfig(), chat_model=ScriptedChatModel()).evaluate("minirepo", split="dev")
     with pytest.raises(ValueError, match="one prompt"):
         CodingSupervisor(WorkflowConfig(), chat_model=ScriptedChatModel()).evaluate([TASK], prompt="few-shot")
 

@@ -146,6 +146,12 @@ def evaluate(
             "sample only (stop_reason request_failed, counted as request_failures).",
         ),
     ] = None,
+    traces: Annotated[
+        bool,
+        typer.Option(help="Repository benchmarks: record every episode as an MLflow trace (in "
+                     "$MLFLOW_TRACKING_URI's store, else the model cache's), experiment "
+                     "coding-framework-evaluation."),
+    ] = True,
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -177,7 +183,7 @@ def evaluate(
         ref = model_flag(model)
         resolved = None if ref.is_endpoint else resolved_or_fail(ref)
         _run_repository(benchmark, ref, resolved, n_samples, limit, data, repos_dir, results, sandbox, seed,
-                        agents_config, max_turns, temperature, concurrency, request_timeout)
+                        agents_config, max_turns, temperature, concurrency, request_timeout, traces)
         return
     if max_turns is not None or repos_dir is not None:
         fail("--max-turns and --repos-dir apply to repository benchmarks (minirepo:SPLIT, swebench:FILE)")
@@ -294,6 +300,8 @@ def _repository_out(benchmark: str, n_samples: int | None) -> Path:
     return Path(f"runs/{label}_{n_samples}x_samples.jsonl" if n_samples else f"runs/{label}_graded.jsonl")
 
 
+TRACE_EXPERIMENT = "coding-framework-evaluation"
+
 def _run_repository(
     benchmark: str,
     model: ModelRef,
@@ -310,9 +318,11 @@ def _run_repository(
     temperature: float | None,
     concurrency: int | None,
     request_timeout: float | None,
+    traces: bool,
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
+    from coding_framework.evaluation.traces import TraceRecorder
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
     from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete
@@ -330,9 +340,15 @@ def _run_repository(
             config.graph.concurrency = concurrency
             config.agents.vllm.setdefault("max_num_seqs", concurrency)
         config.sandbox = sandbox
-        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
-            report = supervisor.evaluate_repository(benchmark, n_samples=n_samples, limit=limit, data=data,
-                                                    repos_dir=repos_dir, seed=seed)
+        recorder = TraceRecorder(experiment=TRACE_EXPERIMENT) if traces else None
+        try:
+            with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
+                report = supervisor.evaluate_repository(benchmark, n_samples=n_samples, limit=limit,
+                                                        data=data, repos_dir=repos_dir, seed=seed,
+                                                        traces=recorder)
+        finally:
+            if recorder is not None:
+                recorder.close()
     except EvaluationIncomplete as exc:
         kept = exc.report.write_samples(out_path.with_name(f"{out_path.stem}.partial{out_path.suffix}"))
         fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are in {kept}")

@@ -32,6 +32,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
 from coding_framework.evaluation.episodes import pass_at_k_by_task
+from coding_framework.evaluation.traces import TraceRecorder
 from coding_framework.grading import Grader
 from coding_framework.grading.repository import TIER, RepositoryTestError, grade_repositories, hidden_suite
 from coding_framework.graphs.repository import RepoEpisodeState, tool_counts, workspace_of
@@ -178,10 +179,12 @@ async def run_episodes(
     seed: int | None = None,
     on_done: Callable[[Record], None] | None = None,
     finished: dict[int, Record] | None = None,
+    traces: TraceRecorder | None = None,
 ) -> list[Record]:
     """Run one episode of ``graph`` per job (``concurrency`` at once); records in job order. A model request
     that fails alone (``RequestFailed``) fails its sample only, its earlier turns counted; ``finished`` gets
-    each record under its index as it ends, so a caller keeps them when another error stops the run."""
+    each record under its index as it ends, so a caller keeps them when another error stops the run.
+    ``traces`` records every episode as an MLflow trace."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int, task: RepoTask, sample: int) -> Record:
@@ -196,6 +199,8 @@ async def run_episodes(
                 async for values in graph.astream(inputs, stream_mode="values"):
                     state = values
                 record = sample_record(task, sample, state, time.perf_counter() - start)
+                if traces is not None:
+                    traces.submit(state, kind="repository", mode="evaluation", tags={"sample": str(sample)})
             except RequestFailed as exc:
                 log.warning("repository_episode_request_failed", instance_id=task.instance_id, error=str(exc))
                 record = failed_record(task, sample, str(exc), time.perf_counter() - start, state)
