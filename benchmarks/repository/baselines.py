@@ -12,7 +12,7 @@ config (up to 12 turns, one tool call each, in the json tool format of chat temp
 by the hidden tests in the hardened repository tier. The untrained models are the floor an RL run starts
 from: the figures that matter are how often their answers hold a usable tool call at all (parse failures per
 turn) and which tools they reach for. Arms already in the result file are kept, so arms can be run one at a
-time; each records its command, wall time and the load it ran under. Results:
+time; each records its command, wall time, the load it ran under and the sha256 of the set it read. Results:
 benchmarks/results/repository_baselines.json (the evaluate summary line per arm, with the machine record);
 per-sample records go to --samples-dir.
 """
@@ -34,7 +34,7 @@ from coding_framework.repotasks.minirepo import DATA_FILE
 
 RESULT = RESULTS / "repository_baselines.json"
 CLI = ["nice", "-n", "10", sys.executable, "-m", "coding_framework.cli"]
-FLAGS = ["--temperature", "0", "--seed", "0", "--concurrency", "8", "--request-timeout", "600"]
+FLAGS = ["--temperature", "0", "--seed", "0", "--concurrency", "8", "--request-timeout", "600", "--no-traces"]
 ARMS: dict[str, str] = {"embedded": "embedded", "smollm2-135m-vllm": "vllm:smollm2-135m"}
 """arm -> the --model spec."""
 
@@ -78,17 +78,17 @@ def main() -> None:
     args.samples_dir.mkdir(parents=True, exist_ok=True)
     previous = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     arms: dict[str, Any] = dict(previous.get("arms", {})) if previous.get("split") == args.split else {}
+    data = args.data or DATA_FILE
     with LoadMonitor() as load:
         for arm in args.arms:
+            digest = hashlib.sha256(data.read_bytes()).hexdigest()  # the set the arm's command reads
             with LoadMonitor() as arm_load:
                 arms[arm] = run_arm(arm, args.split, args.limit, args.data, args.samples_dir)
-            arms[arm] |= {"limit": args.limit, "load_avg": arm_load.record()}
+            arms[arm] |= {"limit": args.limit, "set_sha256": digest, "load_avg": arm_load.record()}
             print(f"[{arm}] {json.dumps(arms[arm])}", file=sys.stderr, flush=True)
             # after every arm: a long run that stops keeps what it measured
-            data = args.data or DATA_FILE
-            digest = hashlib.sha256(data.read_bytes()).hexdigest()
             write_result(RESULT, {"split": args.split, "benchmark": f"minirepo:{args.split}",
-                                  "set_file": data.name, "set_sha256": digest, "arms": arms}, load)
+                                  "set_file": data.name, "arms": arms}, load)
     print(RESULT)
 
 

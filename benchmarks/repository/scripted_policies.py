@@ -70,7 +70,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="episodes in flight at once")
     parser.add_argument("--samples-dir", type=Path, default=ROOT / "runs" / "issue45" / "scripted")
     args = parser.parse_args()
-    benchmark, tasks = load_repo_tasks(f"minirepo:{args.split}", data=args.data, limit=args.limit)
+    data = args.data or DATA_FILE
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()  # before reading it, so a rebuild cannot slip in
+    benchmark, tasks = load_repo_tasks(f"minirepo:{args.split}", data=data, limit=args.limit)
     policies: dict[str, Any] = {}
     with LoadMonitor() as load, Grader() as grader:
         for name in args.policies:
@@ -100,9 +102,8 @@ def main() -> None:
     if attacks:
         check["attacks_resolve_none"] = all(policies[name]["resolved"] == 0 for name in attacks)
         check["attacks_run"] = len(attacks)
-    data = args.data or DATA_FILE
-    write_result(RESULT, {"benchmark": benchmark, "set_file": data.name,
-                          "set_sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "tasks": len(tasks),
+    write_result(RESULT, {"benchmark": benchmark, "set_file": data.name, "set_sha256": digest,
+                          "tasks": len(tasks),
                           "tier": TIER, "check": check, "policies": policies}, load)
     print(RESULT)
     if not all(value for key, value in check.items() if isinstance(value, bool)):
