@@ -118,6 +118,23 @@ def test_evaluate_computes_pass_at_k_from_final_grading(tmp_path) -> None:
     assert rows[0]["completion"] == "def add(a, b):\n    return a + b\n"
 
 
+@pytest.mark.slow  # opens a SQLite MLflow store
+def test_evaluate_records_every_function_episode_as_a_trace(tmp_path) -> None:
+    from mlflow import MlflowClient
+
+    from coding_framework.evaluation.traces import TraceRecorder
+
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    sup = CodingSupervisor(_config(max_rounds=1), chat_model=ScriptedChatModel(
+        respond=lambda m: fenced("def add(a, b):\n    return a + b")), grader=InProcessGrader())
+    with TraceRecorder(uri=store, experiment="evaluation") as recorder:
+        sup.evaluate([ADD], n_samples=2, progress=False, traces=recorder)
+    client = MlflowClient(store)
+    traces = client.search_traces(locations=[client.get_experiment_by_name("evaluation").experiment_id])
+    assert [(t.info.tags["kind"], t.info.tags["task_id"], t.info.tags["passed"]) for t in traces] == \
+        [("function", "t/add", "true")] * 2
+
+
 def test_evaluate_that_fails_midway_keeps_the_graded_episodes_that_ended() -> None:
     def respond(messages):
         if "sub(" in messages[1].content:

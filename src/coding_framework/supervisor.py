@@ -201,6 +201,7 @@ class CodingSupervisor:
         self._grader = grader
         self._owned_grader: Grader | None = None
         self._agents: Agents | None = None
+        self._traces: TraceRecorder | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -265,9 +266,13 @@ class CodingSupervisor:
         self, graph: CompiledStateGraph, inputs: dict[str, Any], thread_id: str | None
     ) -> SolveResult:
         if self.config.graph.checkpoint_db is None:
-            return SolveResult.from_state(await graph.ainvoke(inputs))
-        tid = thread_id or uuid.uuid4().hex
-        return SolveResult.from_state(await graph.ainvoke(inputs, thread(tid)), tid)
+            state, tid = await graph.ainvoke(inputs), None
+        else:
+            tid = thread_id or uuid.uuid4().hex
+            state = await graph.ainvoke(inputs, thread(tid))
+        if self._traces is not None:
+            self._traces.submit(state, kind="function", mode="evaluation")
+        return SolveResult.from_state(state, tid)
 
     def resume(self, thread_id: str) -> SolveResult:
         """Finish an interrupted checkpointed episode (needs ``graph.checkpoint_db``)."""
@@ -334,19 +339,22 @@ class CodingSupervisor:
     def evaluate(self, benchmark: Sequence[Problem], *, n_samples: int = 1, limit: int | None = None,
                  data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
                  progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
-                 repos_dir: str | Path | None = None) -> EvaluationReport: ...
+                 repos_dir: str | Path | None = None, traces: TraceRecorder | None = None,
+                 ) -> EvaluationReport: ...
 
     @overload
     def evaluate(self, benchmark: Sequence[RepoTask], *, n_samples: int = 1, limit: int | None = None,
                  data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
                  progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
-                 repos_dir: str | Path | None = None) -> RepoEvaluationReport: ...
+                 repos_dir: str | Path | None = None, traces: TraceRecorder | None = None,
+                 ) -> RepoEvaluationReport: ...
 
     @overload
     def evaluate(self, benchmark: str, *, n_samples: int = 1, limit: int | None = None,
                  data: str | Path | None = None, split: str = "all", ks: Sequence[int] = (1, 10, 100),
                  progress: bool = True, seed: int | None = None, prompt: str = "zero-shot",
-                 repos_dir: str | Path | None = None) -> EvaluationReport | RepoEvaluationReport: ...
+                 repos_dir: str | Path | None = None, traces: TraceRecorder | None = None,
+                 ) -> EvaluationReport | RepoEvaluationReport: ...
 
     def evaluate(
         self,
@@ -361,6 +369,7 @@ class CodingSupervisor:
         seed: int | None = None,
         prompt: str = "zero-shot",
         repos_dir: str | Path | None = None,
+        traces: TraceRecorder | None = None,
     ) -> EvaluationReport | RepoEvaluationReport:
         """Generate ``n_samples`` episodes per problem, grade each final program, and compute pass@k.
 
@@ -370,7 +379,8 @@ class CodingSupervisor:
         asks MBPP problems with the MBPP paper's standard 3-shot prompt (tasks 2, 3 and 4).
 
         A repository benchmark (``minirepo:SPLIT``, ``swebench:FILE`` with ``repos_dir``, or a list of
-        RepoTasks) goes to :meth:`evaluate_repository` and gives its report.
+        RepoTasks) goes to :meth:`evaluate_repository` and gives its report. ``traces`` records every
+        episode as an MLflow trace (``evaluation.traces``).
         """
         repository = _repository_benchmark(benchmark)
         if repository is not None:
@@ -378,7 +388,7 @@ class CodingSupervisor:
                 raise ValueError(f"repository tasks have one prompt (the issue), not {prompt!r}")
             return self.evaluate_repository(
                 repository, n_samples=n_samples, limit=limit, data=data, split=split, repos_dir=repos_dir,
-                ks=ks, progress=progress, seed=seed,
+                ks=ks, progress=progress, seed=seed, traces=traces,
             )
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
@@ -391,6 +401,7 @@ class CodingSupervisor:
             raise ValueError(f"prompt must be zero-shot or few-shot, not {prompt!r}")
         jobs = repeat(problems, n_samples)
         finished: dict[int, SolveResult] = {}
+        self._traces = traces
         try:
             results = run_sync(lambda: self._generate(jobs, progress, seed, finished))
         except EngineError as exc:
@@ -401,6 +412,8 @@ class CodingSupervisor:
             partial = self._graded(name, len({p.task_id for p in kept}), n_samples, kept,
                                    [finished[i] for i in done], ks, progress)
             raise EvaluationIncomplete(str(exc), partial, len(jobs)) from exc
+        finally:
+            self._traces = None
         failed = [r for r in results if r.stop_reason == REQUEST_FAILED]
         if len(failed) == len(results):
             raise EngineError(f"every model request failed, e.g.: {failed[0].feedback[0]}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +18,7 @@ from coding_framework.problems import BENCHMARKS
 if TYPE_CHECKING:
     from coding_framework.config import SandboxConfig
     from coding_framework.config.model_ref import ModelRef
+    from coding_framework.evaluation.traces import TraceRecorder
     from coding_framework.models import ResolvedModel
 
 
@@ -147,11 +150,11 @@ def evaluate(
         ),
     ] = None,
     traces: Annotated[
-        bool,
-        typer.Option(help="Repository benchmarks: record every episode as an MLflow trace (in "
-                     "$MLFLOW_TRACKING_URI's store, else the model cache's), experiment "
-                     "coding-framework-evaluation."),
-    ] = True,
+        bool | None,
+        typer.Option(help="With --model: record every episode as an MLflow trace (in $MLFLOW_TRACKING_URI's "
+                     "store, else the model cache's), experiment coding-framework-evaluation. Default: on "
+                     "for repository benchmarks, off for problems."),
+    ] = None,
 ) -> None:
     """Grade SAMPLES (or --canonical solutions, or --model generations) against BENCHMARK's tests.
 
@@ -183,7 +186,8 @@ def evaluate(
         ref = model_flag(model)
         resolved = None if ref.is_endpoint else resolved_or_fail(ref)
         _run_repository(benchmark, ref, resolved, n_samples, limit, data, repos_dir, results, sandbox, seed,
-                        agents_config, max_turns, temperature, concurrency, request_timeout, traces)
+                        agents_config, max_turns, temperature, concurrency, request_timeout,
+                        traces is not False)
         return
     if max_turns is not None or repos_dir is not None:
         fail("--max-turns and --repos-dir apply to repository benchmarks (minirepo:SPLIT, swebench:FILE)")
@@ -191,7 +195,8 @@ def evaluate(
         ref = model_flag(model)
         resolved = None if ref.is_endpoint else resolved_or_fail(ref)
         _generate_and_grade(benchmark, ref, resolved, n_samples, limit, data, results, sandbox, seed,
-                            agents_config, prompt, max_rounds, temperature, concurrency, request_timeout)
+                            agents_config, prompt, max_rounds, temperature, concurrency, request_timeout,
+                            traces is True)
         return
     if (samples is None) == (not canonical):
         fail("pass exactly one of --samples FILE, --canonical or --model SPEC")
@@ -244,7 +249,8 @@ def _generate_and_grade(
     max_rounds: int | None,
     temperature: float | None,
     concurrency: int | None,
-    request_timeout: float | None = None,
+    request_timeout: float | None,
+    traces: bool,
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
@@ -268,9 +274,10 @@ def _generate_and_grade(
             config.graph.concurrency = concurrency
             config.agents.vllm.setdefault("max_num_seqs", concurrency)  # a vLLM engine decodes them together
         config.sandbox = sandbox
-        with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
+        with _recorder(traces) as recorder, \
+                CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
             report = supervisor.evaluate(source.name, n_samples=n_samples, limit=limit, data=data, seed=seed,
-                                         prompt=prompt, split=source.split)
+                                         prompt=prompt, split=source.split, traces=recorder)
     except EvaluationIncomplete as exc:
         kept = exc.report.write_samples(out_path.with_name(f"{out_path.stem}.partial{out_path.suffix}"))
         fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are graded in {kept}")
@@ -302,6 +309,18 @@ def _repository_out(benchmark: str, n_samples: int | None) -> Path:
 
 TRACE_EXPERIMENT = "coding-framework-evaluation"
 
+
+@contextmanager
+def _recorder(on: bool) -> Iterator[TraceRecorder | None]:
+    """A recorder of every episode's MLflow trace (closed, its writes done, on leaving), or None."""
+    from coding_framework.evaluation.traces import TraceRecorder
+
+    if not on:
+        yield None
+        return
+    with TraceRecorder(experiment=TRACE_EXPERIMENT) as recorder:
+        yield recorder
+
 def _run_repository(
     benchmark: str,
     model: ModelRef,
@@ -322,7 +341,6 @@ def _run_repository(
 ) -> None:
     from coding_framework.cli.common import workflow_config
     from coding_framework.config import ConfigError
-    from coding_framework.evaluation.traces import TraceRecorder
     from coding_framework.llm.base import EngineError
     from coding_framework.sandbox import BackendUnavailable
     from coding_framework.supervisor import CodingSupervisor, EvaluationIncomplete
@@ -340,15 +358,10 @@ def _run_repository(
             config.graph.concurrency = concurrency
             config.agents.vllm.setdefault("max_num_seqs", concurrency)
         config.sandbox = sandbox
-        recorder = TraceRecorder(experiment=TRACE_EXPERIMENT) if traces else None
-        try:
-            with CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
-                report = supervisor.evaluate_repository(benchmark, n_samples=n_samples, limit=limit,
-                                                        data=data, repos_dir=repos_dir, seed=seed,
-                                                        traces=recorder)
-        finally:
-            if recorder is not None:
-                recorder.close()
+        with _recorder(traces) as recorder, \
+                CodingSupervisor(config, resolved=[resolved] if resolved else ()) as supervisor:
+            report = supervisor.evaluate_repository(benchmark, n_samples=n_samples, limit=limit, data=data,
+                                                    repos_dir=repos_dir, seed=seed, traces=recorder)
     except EvaluationIncomplete as exc:
         kept = exc.report.write_samples(out_path.with_name(f"{out_path.stem}.partial{out_path.suffix}"))
         fail(f"{exc}; the {len(exc.report.samples)} of {exc.total} episodes that ended are in {kept}")
