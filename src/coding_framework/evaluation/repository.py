@@ -29,9 +29,10 @@ from typing import Any, cast
 
 import whatthepatch
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from coding_framework.evaluation.episodes import pass_at_k_by_task
+from coding_framework.evaluation.report import SampleReport
 from coding_framework.evaluation.traces import TraceRecorder
 from coding_framework.grading import Grader
 from coding_framework.grading.repository import TIER, RepositoryTestError, grade_repositories, hidden_suite
@@ -243,7 +244,7 @@ def episode_progress(total: int) -> Iterator[Callable[[Record], None]]:
     yield line
 
 
-class RepoEvaluationReport(BaseModel):
+class RepoEvaluationReport(SampleReport):
     """A model's episodes on a repository benchmark, graded by the hidden tests (see the module docstring)."""
 
     benchmark: str
@@ -267,16 +268,6 @@ class RepoEvaluationReport(BaseModel):
     mean_tokens: float
     wall_s: float
     samples: list[Record] = Field(description="One record per sample, tasks in order (see sample_record).")
-
-    def write_samples(self, path: str | Path) -> Path:
-        """The per-sample records as JSON lines."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(s) + "\n" for s in self.samples), encoding="utf-8")
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"samples"})
 
     def result_line(self) -> dict[str, Any]:
         """What ``evaluate`` prints last: pass@k at the top level, as for function-level benchmarks."""
