@@ -1,9 +1,10 @@
 """Dependencies point one way. From the bottom: config, logs and the registry helper; problems; repository
 tasks; sandbox; grading; rewards, embedded and the repository workspace; models; llm; agents; graphs;
 evaluation; training, serving and curation; supervisor; cli; and `testing`, the fakes tests and benchmarks
-share, above all so that no product module can import one. A module may import its own package or a lower layer. An upward import fails here, and so
-do an import between two packages of one layer (they need a lower home for what they share), an import of a
-`coding_framework` module that is missing from the table, and any circle of imports between modules.
+share, above all so that no product module can import one. A module may import its own package or a lower
+layer. An upward import fails here, and so do an import between two packages of one layer (they need a lower
+home for what they share), an import of a `coding_framework` module that is missing from the table, and any
+circle of imports between modules.
 
 Inside `training` the same rule holds between its parts (`TRAINING_LAYERS`), from the bottom: the
 trajectory row type; the pure algorithms (`algos`); where batches come from (`rollouts`); what a run starts
