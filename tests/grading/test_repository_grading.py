@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coding_framework.grading import Grader
@@ -12,7 +14,10 @@ from coding_framework.grading.repository import (
     hidden_suite,
     protected,
 )
+from coding_framework.repotasks import load_swebench
 from coding_framework.testing.repository import calc_task
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "swebench"
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +76,13 @@ def test_hidden_tests_of_another_shape_are_refused_in_one_line():
     missing = task.model_copy(update={"FAIL_TO_PASS": ["tests/test_calc_hidden.py::test_nothing"]})
     with pytest.raises(RepositoryTestError, match="not in its test_patch"):
         hidden_suite(missing)
+
+
+def test_the_swebench_fixture_is_graded_with_approx_and_its_own_exception_class(grader):
+    """tinycalc's tests use `pytest.approx` and `pytest.raises(CalcError)`, the repository's own class."""
+    tasks = load_swebench(FIXTURE / "tasks.jsonl", FIXTURE / "repos")
+    fixed = grade_repositories(grader, [(t, t.fixed_files()) for t in tasks])
+    unchanged = grade_repositories(grader, [(t, t.files) for t in tasks])
+    assert [v.resolved for v in fixed] == [True, True]
+    assert [v.resolved for v in unchanged] == [False, False]
+    assert all(v.fail_to_pass[0] == 0 for v in unchanged)

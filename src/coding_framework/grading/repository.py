@@ -45,19 +45,42 @@ class _Raises:
     def __enter__(self):
         return self
     def __exit__(self, kind, value, tb):
+        name = getattr(self.expected, '__name__', str(self.expected))
         if kind is None:
-            raise AssertionError(f"DID NOT RAISE {getattr(self.expected, '__name__', self.expected)}")
-        if not issubclass(kind, self.expected):
+            raise AssertionError(f"DID NOT RAISE {name}")
+        if isinstance(self.expected, (type, tuple)):
+            if not issubclass(kind, self.expected):
+                return False
+        elif kind.__name__ != name and not str(value).startswith(name + ":"):
+            # The repository's own exception class lives in the child: it is matched by its name.
             return False
         if self.match is not None:
             import re
             assert re.search(self.match, str(value)), f"{str(value)!r} does not match {self.match!r}"
         return True
 
+class _Approx:
+    def __init__(self, expected, rel=1e-6, abs=1e-12):
+        self.expected, self.rel, self.abs = expected, rel, abs
+    def _close(self, a, b):
+        if isinstance(b, (list, tuple)):
+            return isinstance(a, (list, tuple)) and len(a) == len(b) and all(map(self._close, a, b))
+        if isinstance(b, dict):
+            return isinstance(a, dict) and a.keys() == b.keys() and all(self._close(a[k], b[k]) for k in b)
+        if not isinstance(a, (int, float)) or isinstance(a, bool) != isinstance(b, bool):
+            return a == b
+        return a == b or abs(a - b) <= max(self.rel * abs(b), self.abs)
+    def __eq__(self, other):
+        return self._close(other, self.expected)
+    def __repr__(self):
+        return f"approx({self.expected!r})"
+
 class pytest:
     raises = _Raises
+    approx = _Approx
 '''
-"""The part of pytest the hidden tests may use (``pytest.raises``), defined on the trusted side."""
+"""The part of pytest the hidden tests may use (``pytest.raises``, ``pytest.approx``), defined on the trusted
+side. An exception class of the repository's own is matched by its name: the class lives in the child."""
 
 _REPO_DIR = "repo"
 
