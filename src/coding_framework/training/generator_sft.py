@@ -10,11 +10,8 @@ template as a TokenSession renders it) answered by the program in a python block
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
-from contextlib import nullcontext
-from typing import Any
 
 import torch
 
@@ -23,7 +20,7 @@ from coding_framework.config.warm_start import GeneratorWarmStartConfig
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
-from coding_framework.training.sft import Row, encode_turn, fit, mean_loss
+from coding_framework.training.sft import Row, encode_turn, fit_role, gate_failure, progress_lines
 
 __all__ = ["WarmStartRejected", "answer_for", "sft_rows", "warm_start_generator"]
 
@@ -71,17 +68,8 @@ def warm_start_generator(
     if not rows:
         raise WarmStartRejected("the warm start has no examples: no training problem carries a solution")
     held = sft_rows(tokenizer, heldout[: settings.heldout_limit], settings)
-    adapters: Any = getattr(engine, "adapters", None)
-    adapter = adapters.adapter_for(CodeGenerator.role) if adapters is not None else None
-    target = adapters.base if adapter is not None else model
-    params = adapters.parameters(adapter) if adapter is not None else None
-    report = _progress_lines() if progress else None
-    with adapters.using(adapter) if adapter is not None else nullcontext():
-        before = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
-        losses = fit(target, tokenizer, rows, epochs=settings.epochs, lr=settings.lr,
-                     micro_batch_size=settings.micro_batch_size, seed=seed, parameters=params,
-                     on_batch=report)
-        after = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+    losses, before, after = fit_role(engine, model, CodeGenerator.role, rows, held, settings, seed,
+                                     progress_lines("warm start") if progress else None)
     metrics = {
         "warm_start/examples": float(len(rows)),
         "warm_start/problems": float(sum(bool(p.solutions) for p in problems)),
@@ -92,21 +80,7 @@ def warm_start_generator(
         "warm_start/heldout_loss_after": after,
         "warm_start/seconds": time.perf_counter() - started,
     }
-    if held and not after < settings.max_heldout_loss_ratio * before:
-        raise WarmStartRejected(
-            f"the warm start did not lower the held-out loss enough: {before:.4f} -> {after:.4f} (the gate "
-            f"wants below {settings.max_heldout_loss_ratio:g} x before); lower warm_start.lr or epochs"
-        )
+    failure = gate_failure(before, after, settings.max_heldout_loss_ratio, "warm_start")
+    if failure is not None:
+        raise WarmStartRejected(failure)
     return metrics
-
-
-def _progress_lines() -> Any:
-    last = [0.0]
-
-    def report(done: int, total: int) -> None:
-        now = time.perf_counter()
-        if done == total or now - last[0] > 30:
-            last[0] = now
-            print(f"warm start: batch {done}/{total}", file=sys.stderr, flush=True)
-
-    return report

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import sys
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +30,7 @@ from coding_framework.llm.base import SamplingParams, TokenEngine
 from coding_framework.llm.session import Message, TokenSession, inspect_template
 from coding_framework.logs import get_logger
 from coding_framework.repotasks.task import RepoTask
-from coding_framework.training.sft import IGNORE, Row, fit, mean_loss
+from coding_framework.training.sft import IGNORE, Row, fit_role, gate_failure, progress_lines
 from coding_framework.workspace import ToolBudget, ToolCall, ToolContext, Workspace, call_tool
 
 __all__ = ["Demonstration", "RepositoryWarmStartRejected", "demonstration", "demonstration_rows",
@@ -182,16 +180,8 @@ def warm_start_repository(
             "and fit workflow.repository.max_tokens")
     held, _ = demonstration_rows(tokenizer, list(heldout)[: settings.heldout_limit], config, agent.format,
                                  agent.role)
-    adapters: Any = getattr(engine, "adapters", None)
-    adapter = adapters.adapter_for(agent.role) if adapters is not None else None
-    target = adapters.base if adapter is not None else model
-    params = adapters.parameters(adapter) if adapter is not None else None
-    with adapters.using(adapter) if adapter is not None else nullcontext():
-        before = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
-        losses = fit(target, tokenizer, rows, epochs=settings.epochs, lr=settings.lr,
-                     micro_batch_size=settings.micro_batch_size, seed=seed, parameters=params,
-                     on_batch=_progress_lines() if progress else None)
-        after = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+    losses, before, after = fit_role(engine, model, agent.role, rows, held, settings, seed,
+                                     progress_lines("repository warm start") if progress else None)
     metrics = {
         "warm_start/examples": float(len(rows)),
         "warm_start/dropped": float(dropped),
@@ -203,22 +193,7 @@ def warm_start_repository(
         "warm_start/heldout_loss_after": after,
         "warm_start/seconds": time.perf_counter() - started,
     }
-    if held and not after < settings.max_heldout_loss_ratio * before:
-        raise RepositoryWarmStartRejected(
-            f"the warm start did not lower the held-out loss enough: {before:.4f} -> {after:.4f} (the gate "
-            f"wants below {settings.max_heldout_loss_ratio:g} x before); lower repository_warm_start.lr or "
-            "epochs"
-        )
+    failure = gate_failure(before, after, settings.max_heldout_loss_ratio, "repository_warm_start")
+    if failure is not None:
+        raise RepositoryWarmStartRejected(failure)
     return metrics
-
-
-def _progress_lines() -> Callable[[int, int], None]:
-    last = [0.0]
-
-    def report(done: int, total: int) -> None:
-        now = time.perf_counter()
-        if done == total or now - last[0] > 30:
-            last[0] = now
-            print(f"repository warm start: batch {done}/{total}", file=sys.stderr, flush=True)
-
-    return report

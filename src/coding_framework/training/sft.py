@@ -1,16 +1,24 @@
 """Supervised fine-tuning on chat turns: encode a request and its answer the way a TokenSession renders
 them, and fit or score a model on the answer tokens only. The Reviewer's warm start (``review_sft``) and
-the Generator's (``generator_sft``) both train through it."""
+the Generator's (``generator_sft``) and the repository agent's (``repository_sft``) train through it; the
+last two share ``fit_role``, their held-out gate and their progress lines."""
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from typing import Any, Protocol
 
 import torch
 
 from coding_framework.llm.session import TokenSession, inspect_template
 
-__all__ = ["IGNORE", "Row", "encode_turn", "fit", "mean_loss"]
+__all__ = [
+    "IGNORE", "Row", "WarmStartSettings", "encode_turn", "fit", "fit_role", "gate_failure", "mean_loss",
+    "progress_lines",
+]
 
 IGNORE = -100
 """The label torch's cross-entropy skips: every token that is not the answer's own."""
@@ -116,3 +124,50 @@ def mean_loss(model: torch.nn.Module, tokenizer: object, rows: Sequence[Row], mi
             logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORE, reduction="sum"))
         tokens += int((target != IGNORE).sum())
     return total / max(tokens, 1)
+
+
+class WarmStartSettings(Protocol):
+    epochs: int
+    lr: float
+    micro_batch_size: int
+    max_heldout_loss_ratio: float
+
+
+def fit_role(engine: Any, model: torch.nn.Module, role: str, rows: Sequence[Row], held: Sequence[Row],
+             settings: WarmStartSettings, seed: int,
+             on_batch: Callable[[int, int], None] | None) -> tuple[list[float], float, float]:
+    """Fit ``role``'s adapter when ``engine`` decodes through per-role adapters, else ``model``, on ``rows``;
+    (the epochs' losses, the held-out loss before, after), the held-out loss NaN without ``held``."""
+    tokenizer = engine.tokenizer
+    adapters: Any = getattr(engine, "adapters", None)
+    adapter = adapters.adapter_for(role) if adapters is not None else None
+    target = adapters.base if adapter is not None else model
+    params = adapters.parameters(adapter) if adapter is not None else None
+    with adapters.using(adapter) if adapter is not None else nullcontext():
+        before = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+        losses = fit(target, tokenizer, rows, epochs=settings.epochs, lr=settings.lr,
+                     micro_batch_size=settings.micro_batch_size, seed=seed, parameters=params,
+                     on_batch=on_batch)
+        after = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
+    return losses, before, after
+
+
+def gate_failure(before: float, after: float, ratio: float, section: str) -> str | None:
+    """Why the held-out gate refuses a warm start (after must be below ``ratio`` x before), or None."""
+    if after < ratio * before or before != before:  # NaN: no held-out examples, nothing to gate on
+        return None
+    return (f"the warm start did not lower the held-out loss enough: {before:.4f} -> {after:.4f} (the gate "
+            f"wants below {ratio:g} x before); lower {section}.lr or epochs")
+
+
+def progress_lines(label: str) -> Callable[[int, int], None]:
+    """A batch reporter for ``fit`` that prints at most one line every 30 s, and the last batch."""
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done == total or now - last[0] > 30:
+            last[0] = now
+            print(f"{label}: batch {done}/{total}", file=sys.stderr, flush=True)
+
+    return report
