@@ -57,8 +57,9 @@ PUBLIC_API = {
         "EpisodeState", "RoundRecord", "build_graph", "build_inference_graph", "build_training_graph",
     ],
     "coding_framework.llm": [
-        "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation", "RequestFailed",
-        "SamplingParams", "TemplateError", "TokenEngine", "TokenSession", "build_chat_model", "build_engine",
+        "BatchRequestsFailed", "CallRecord", "EngineChatModel", "EngineError", "FinishReason", "Generation",
+        "RequestFailed", "SamplingParams", "TemplateError", "TokenEngine", "TokenSession", "build_chat_model",
+        "build_engine",
     ],
     "coding_framework.problems": [
         "BENCHMARKS", "Difficulty", "FAMILIES", "Problem", "ProblemLoadError", "TestFormat", "augment",

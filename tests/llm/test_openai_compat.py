@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from coding_framework.llm.base import EngineError, RequestFailed, SamplingParams, TokenEngine
+from coding_framework.llm.base import (
+    BatchRequestsFailed,
+    EngineError,
+    RequestFailed,
+    SamplingParams,
+    TokenEngine,
+)
 from coding_framework.llm.openai_compat import (
     OpenAICompatibleEngine,
     map_stop_reason,
@@ -217,6 +223,17 @@ def test_a_prompt_past_the_context_fails_that_request_alone(engine, server: tupl
     with pytest.raises(RequestFailed, match=r"rejected POST /completions \(400\): .*maximum context length"):
         engine.generate([14, 15, 16, 17], GREEDY)
     assert engine.generate([14], GREEDY).token_ids == SCRIPT  # the engine goes on
+
+
+def test_a_batch_returns_its_answers_beside_the_request_that_failed_alone(
+    engine: OpenAICompatibleEngine, server: tuple[str, FakeVLLM]
+) -> None:
+    server[1].max_model_len = 3
+    with pytest.raises(BatchRequestsFailed, match="1 of 3 requests failed") as failed:
+        engine.generate_batch([[14], [14, 15, 16, 17], [14]], GREEDY)
+    first, refused, last = failed.value.outcomes
+    assert isinstance(refused, RequestFailed) and "maximum context length" in str(refused)
+    assert first.token_ids == last.token_ids == SCRIPT  # type: ignore[union-attr]
 
 
 def test_empty_prompt_is_rejected(engine: OpenAICompatibleEngine) -> None:

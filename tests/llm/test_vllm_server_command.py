@@ -31,3 +31,5 @@ def test_cpu_threads_bind_that_many_cpus_and_reserve_none(monkeypatch: pytest.Mo
     assert "VLLM_CPU_OMP_THREADS_BIND" not in default and "VLLM_CPU_NUM_OF_RESERVED_CPU" not in default
     env = VLLMServer(Path("model"), VLLMServerConfig(port=8000, cpu_threads=2)).environment()
     assert (env["VLLM_CPU_OMP_THREADS_BIND"], env["VLLM_CPU_NUM_OF_RESERVED_CPU"]) == ("0-1", "0")
+    second = VLLMServer(Path("model"), VLLMServerConfig(port=8001, cpu_threads=1, first_cpu=1)).environment()
+    assert second["VLLM_CPU_OMP_THREADS_BIND"] == "1-1"  # a second server on one machine, another CPU

@@ -213,10 +213,18 @@ class VLLMRolloutConfig(StrictModel):
     max_model_len: int = Field(2048, ge=64)
 
     kv_cache_gib: int = Field(2, ge=1, description="CPU KV cache (VLLM_CPU_KVCACHE_SPACE), GiB.")
+    request_timeout_s: float = Field(
+        600.0, gt=0, description="Longest wait on one rollout request; one that runs past it fails its "
+        "episode alone (left out of training and counted as `rollout/request_failed`), not the run."
+    )
     cpu_threads: int | None = Field(
-        None, ge=1, description="vLLM-CPU's compute threads on CPUs 0..N-1, none reserved; null: vLLM's "
-        "default (one CPU kept for its serving loop). At max_staleness 0 the trainer never computes while "
-        "the server decodes, so both can take every core."
+        None, ge=1, description="vLLM-CPU's compute threads on N CPUs from `first_cpu`, none reserved; "
+        "null: vLLM's default (one CPU kept for its serving loop). At max_staleness 0 the trainer never "
+        "computes while the server decodes, so both can take every core."
+    )
+    first_cpu: int = Field(
+        0, ge=0, description="With `cpu_threads`, the first CPU they are bound to: two runs on one machine "
+        "give their servers different CPUs."
     )
 
 

@@ -6,6 +6,7 @@ Importing this package does not import torch: the in-process engine lives in
 """
 
 from coding_framework.llm.base import (
+    BatchRequestsFailed,
     EngineError,
     FinishReason,
     Generation,
@@ -18,6 +19,7 @@ from coding_framework.llm.factory import build_chat_model, build_engine
 from coding_framework.llm.session import CallRecord, TemplateError, TokenSession
 
 __all__ = [
+    "BatchRequestsFailed",
     "CallRecord",
     "EngineChatModel",
     "EngineError",

@@ -60,6 +60,16 @@ class RequestFailed(EngineError):
     goes on; an unreachable or misconfigured engine still raises plain ``EngineError``."""
 
 
+class BatchRequestsFailed(RequestFailed):
+    """Some requests of a batch failed alone (each a ``RequestFailed``) while the others answered:
+    ``outcomes`` holds, in the batch's order, each request's ``Generation`` or its ``RequestFailed``."""
+
+    def __init__(self, outcomes: Sequence[Generation | RequestFailed]) -> None:
+        failures = [o for o in outcomes if isinstance(o, RequestFailed)]
+        super().__init__(f"{len(failures)} of {len(outcomes)} requests failed; the first: {failures[0]}")
+        self.outcomes = list(outcomes)
+
+
 @runtime_checkable
 class TokenEngine(Protocol):
     """Generates from token ids. ``tokenizer`` is a Hugging Face tokenizer with a chat template."""

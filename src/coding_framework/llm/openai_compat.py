@@ -23,11 +23,18 @@ import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 import httpx
 
-from coding_framework.llm.base import EngineError, FinishReason, Generation, RequestFailed, SamplingParams
+from coding_framework.llm.base import (
+    BatchRequestsFailed,
+    EngineError,
+    FinishReason,
+    Generation,
+    RequestFailed,
+    SamplingParams,
+)
 from coding_framework.llm.server_tokenizer import ServerTokenizer
 from coding_framework.logs import get_logger
 
@@ -273,7 +280,9 @@ class OpenAICompatibleEngine:
 
     def generate_batch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         """One request per prompt, at most ``max_concurrency`` in flight; request ``i`` gets its own seed
-        (the first one ``params.seed``), so equal prompts still draw independent samples."""
+        (the first one ``params.seed``), so equal prompts still draw independent samples. Requests that fail
+        alone (``RequestFailed``) raise ``BatchRequestsFailed`` once every request has ended, carrying the
+        answers of the rest."""
         return self._run(self._abatch(prompts, params))
 
     async def agenerate(self, prompt_ids: Sequence[int], params: SamplingParams) -> Generation:
@@ -339,11 +348,16 @@ class OpenAICompatibleEngine:
 
     async def _abatch(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
         seeds = row_seeds(params.seed, len(prompts))
-        return list(
-            await asyncio.gather(
-                *(self._agenerate(p, params, s) for p, s in zip(prompts, seeds, strict=True))
-            )
+        outcomes = await asyncio.gather(
+            *(self._agenerate(p, params, s) for p, s in zip(prompts, seeds, strict=True)),
+            return_exceptions=True,
         )
+        for outcome in outcomes:  # anything but one request's own failure fails the batch
+            if isinstance(outcome, BaseException) and not isinstance(outcome, RequestFailed):
+                raise outcome
+        if any(isinstance(o, RequestFailed) for o in outcomes):
+            raise BatchRequestsFailed(cast(list[Generation | RequestFailed], outcomes))
+        return cast(list[Generation], outcomes)
 
     async def _achat(self, messages: Sequence[Message], params: SamplingParams) -> Generation:
         if not messages:

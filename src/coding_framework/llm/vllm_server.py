@@ -50,11 +50,15 @@ class VLLMServerConfig(StrictModel):
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("bfloat16", description="Weight dtype.")
     kv_cache_gib: int = Field(1, ge=1, description="CPU KV-cache size (VLLM_CPU_KVCACHE_SPACE), GiB.")
     cpu_threads: int | None = Field(
-        None, ge=1, description="vLLM-CPU's compute threads, bound to CPUs 0..N-1 with none reserved "
-        "(VLLM_CPU_OMP_THREADS_BIND, VLLM_CPU_NUM_OF_RESERVED_CPU=0). null: vLLM's default, which keeps "
-        "one CPU for its own serving loop (on 2 cores, one compute thread). All cores pay when nothing else "
-        "computes while it decodes, as a training run at max_staleness 0 (benchmarks/results/"
+        None, ge=1, description="vLLM-CPU's compute threads, bound to N CPUs from `first_cpu` with none "
+        "reserved (VLLM_CPU_OMP_THREADS_BIND, VLLM_CPU_NUM_OF_RESERVED_CPU=0). null: vLLM's default, which "
+        "keeps one CPU for its own serving loop (on 2 cores, one compute thread). All cores pay when nothing "
+        "else computes while it decodes, as a training run at max_staleness 0 (benchmarks/results/"
         "vllm_cpu_threads.json)."
+    )
+    first_cpu: int = Field(
+        0, ge=0, description="With `cpu_threads`, the first CPU of the block they are bound to: two servers "
+        "on one machine take different blocks."
     )
     enforce_eager: bool = Field(
         True, description="Skip torch.compile warmup: about 40 s faster to start on CPU."
@@ -173,7 +177,8 @@ class VLLMServer:
         n = self.config.cpu_threads
         if n is None:
             return {}
-        return {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_CPU_OMP_THREADS_BIND": f"0-{n - 1}"}
+        first = self.config.first_cpu
+        return {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_CPU_OMP_THREADS_BIND": f"{first}-{first + n - 1}"}
 
     def start(self) -> Self:
         """Launch the server and block until ``/health`` answers; raises ``EngineError`` with the log tail."""

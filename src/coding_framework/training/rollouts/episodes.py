@@ -25,18 +25,29 @@ from coding_framework.agents.executor import AsyncGrader, assemble_program
 from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.llm import SamplingConfig
 from coding_framework.graphs import build_training_graph
-from coding_framework.llm.base import Generation, SamplingParams, TokenEngine
+from coding_framework.llm.base import (
+    BatchRequestsFailed,
+    Generation,
+    RequestFailed,
+    SamplingParams,
+    TokenEngine,
+)
+from coding_framework.logs import get_logger
 from coding_framework.problems import Problem
 from coding_framework.rewards import BaseRewardFunction, RewardOutput
 from coding_framework.training.algos.schedule import Task
 from coding_framework.training.algos.seeds import derive_seed
 
 __all__ = [
-    "Episode", "LockstepEngine", "RolloutBatch", "collect", "current_episode", "final_program",
-    "run_lockstep", "step_workflow",
+    "REQUEST_FAILED", "Episode", "LockstepEngine", "RolloutBatch", "collect", "current_episode",
+    "final_program", "request_failure", "run_lockstep", "step_workflow",
 ]
 
+log = get_logger(__name__)
+
 _EPISODE: contextvars.ContextVar[int] = contextvars.ContextVar("rollout_episode")
+
+REQUEST_FAILED = "request_failed"  # the state key of an episode ended by a failed model request
 
 
 @dataclass
@@ -111,28 +122,38 @@ class LockstepEngine:
             seeded = dataclasses.replace(params, seed=derive_seed(self.seed, wave, n))
             start = time.perf_counter()
             try:
-                gens = await asyncio.to_thread(
+                outcomes: list[Generation | RequestFailed] = list(await asyncio.to_thread(
                     self.engine.generate_batch, [r.prompt for r in requests], seeded
-                )
+                ))
+            except BatchRequestsFailed as exc:
+                outcomes = exc.outcomes
             except Exception as exc:
                 for r in requests:
                     r.future.set_exception(exc)
                 continue
             self.generate_s += time.perf_counter() - start
-            for r, gen in zip(requests, gens, strict=True):
-                self.generated_tokens += len(gen.token_ids)
-                r.future.set_result(gen)
+            for r, outcome in zip(requests, outcomes, strict=True):
+                if isinstance(outcome, RequestFailed):
+                    r.future.set_exception(outcome)
+                else:
+                    self.generated_tokens += len(outcome.token_ids)
+                    r.future.set_result(outcome)
 
 
 async def run_lockstep(
     graph: Any, inputs: Sequence[dict[str, Any]], engine: LockstepEngine
 ) -> list[dict[str, Any]]:
-    """Run one graph invocation per input concurrently; the final states, in input order."""
+    """Run one graph invocation per input concurrently; the final states, in input order. An episode one
+    of whose model requests failed alone (``RequestFailed``: it timed out, or the server refused that
+    prompt) ends there: its state is ``{REQUEST_FAILED: message}`` and the others go on."""
 
     async def one(index: int, episode_input: dict[str, Any]) -> dict[str, Any]:
         _EPISODE.set(index)
         try:
             return await graph.ainvoke(episode_input)
+        except RequestFailed as exc:
+            log.warning("episode_request_failed", episode=index, error=str(exc))
+            return {REQUEST_FAILED: str(exc)}
         finally:
             engine.episode_done()
 
@@ -186,6 +207,11 @@ def final_program(problem: Problem, state: dict[str, Any]) -> str:
     return assemble_program(problem, state.get("code", ""))
 
 
+def request_failure(task_id: str, state: dict[str, Any]) -> str | None:
+    """Why an episode is masked when a model request ended it (``run_lockstep``), else None."""
+    return f"{task_id}: request failed: {state[REQUEST_FAILED]}" if REQUEST_FAILED in state else None
+
+
 async def collect(
     engine: TokenEngine,
     workflow: WorkflowConfig,
@@ -216,6 +242,7 @@ async def collect(
             state=s,
             reward=r,
             passed=bool(r.details.get("passed", s.get("passed"))),
+            masked=request_failure(p.task_id, s),
         )
         for i, ((g, p), s, r) in enumerate(zip(jobs, states, rewards, strict=True))
     ]

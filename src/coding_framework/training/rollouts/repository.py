@@ -34,6 +34,7 @@ from coding_framework.training.rollouts.episodes import (
     LockstepEngine,
     RolloutBatch,
     current_episode,
+    request_failure,
     run_lockstep,
 )
 
@@ -77,7 +78,12 @@ class InfraGuard:
 def repository_episode(index: int, group: int, task: RepoTask, state: dict[str, Any],
                        failure: str | None = None) -> Episode:
     """The episode of a finished repository graph run: the verdict's reward, passed when resolved, masked
-    on an infrastructure failure (``failure``, one its grader noted, or the verdict's own)."""
+    on an infrastructure failure (``failure``, one its grader noted, or the verdict's own) or when a model
+    request ended it (``episodes.run_lockstep``)."""
+    if (request := request_failure(task.instance_id, state)) is not None:
+        return Episode(index=index, group=group, problem=task, state=state,
+                       reward=RewardOutput(value=0.0, raw=0.0, details={"passed": False}),
+                       passed=False, masked=request)
     verdict = state["verdict"]
     if failure is None and verdict["infrastructure_error"]:
         failure = f"{task.instance_id}: hidden tests: {verdict['status']}"

@@ -16,7 +16,7 @@ from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.training import EpisodeRewardConfig
 from coding_framework.repotasks import RepoTask
 from coding_framework.rewards.review_credit import ReviewOutcome, review_outcomes, usefulness_rate
-from coding_framework.training.rollouts.episodes import Episode, RolloutBatch
+from coding_framework.training.rollouts.episodes import REQUEST_FAILED, Episode, RolloutBatch
 from coding_framework.training.rollouts.repository import repository_metrics
 from coding_framework.training.trajectory import Trajectory, review_trajectories, trajectories_from_episode
 
@@ -159,11 +159,13 @@ def _std(values: Sequence[float]) -> float:
 def rollout_metrics(batch: RolloutBatch, tools: Sequence[str] = ()) -> dict[str, float]:
     """``reward_mean``/``reward_std`` (raw rewards), ``pass_rate``, rounds, tokens and the share of groups
     whose episodes all got the same reward (they carry no signal for group-relative algorithms), over the
-    episodes that train (``episodes`` counts all); with repository tasks, ``repository_metrics`` too (each
+    episodes that train (``episodes`` counts all; ``rollout/request_failed`` those a failed model request
+    ended, which train nothing); with repository tasks, ``repository_metrics`` too (each
     of ``tools``, the tools offered, counted). A batch whose every episode was masked reports 0 for the
     means."""
     repository = any(isinstance(e.problem, RepoTask) for e in batch.episodes)
     extra = repository_metrics(batch.episodes, tools) if repository else {}
+    extra["rollout/request_failed"] = float(sum(REQUEST_FAILED in e.state for e in batch.episodes))
     eps = trained_episodes(batch.episodes)
     if not eps:
         return {"reward_mean": 0.0, "reward_std": 0.0, "pass_rate": 0.0,

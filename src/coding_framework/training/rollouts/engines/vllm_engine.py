@@ -72,6 +72,7 @@ class VLLMRolloutEngine:
         # Requests beyond what the server decodes together would wait in its queue, and the wait counts
         # against each request's timeout: a loaded CPU then times out requests that never started.
         self.max_concurrency = rollout.vllm.max_num_seqs
+        self.request_timeout_s = rollout.vllm.request_timeout_s
         if (attached := rollout.engine_url) is not None:
             assert attached.url is not None and attached.served_model is not None  # an EndpointSpec's
             self.url, self.model = attached.url.removesuffix("/v1"), attached.served_model
@@ -80,6 +81,7 @@ class VLLMRolloutEngine:
                 "served_model_name": "base", "dtype": rollout.vllm.dtype,
                 "max_num_seqs": rollout.vllm.max_num_seqs, "max_model_len": rollout.vllm.max_model_len,
                 "kv_cache_gib": rollout.vllm.kv_cache_gib, "cpu_threads": rollout.vllm.cpu_threads,
+                "first_cpu": rollout.vllm.first_cpu,
                 "max_lora_rank": self.policies.rank,
                 # every version a batch in flight may ask for, of every adapter, plus the one loading
                 "runtime_loras": (rollout.max_staleness + 2) * len(adapters.names),
@@ -117,7 +119,7 @@ class VLLMRolloutEngine:
                      if (a := self.policies.adapter_for(role)) is not None}
             self._engines[version] = OpenAICompatibleEngine(
                 self.url, self.model, self.tokenizer, role_models=roles, version_tag=str(version),
-                max_concurrency=self.max_concurrency, timeout_s=600,
+                max_concurrency=self.max_concurrency, timeout_s=self.request_timeout_s,
             )
         return self._engines[version]
 
