@@ -70,17 +70,68 @@ def _cell(arm: str, spec: str, benchmark: str, mode: str, samples_dir: Path) -> 
     }
 
 
+PER_STEP = {"reward_mean": "reward_mean", "pass_rate": "pass_rate", "flat_group_share": "flat_group_share",
+            "request_failed": "rollout/request_failed", "step_s": "seconds/step"}
+
+
+def _rl_record(results: dict[str, Any]) -> dict[str, Any]:
+    """A finished RL run's figures (its ``results.json``): steps, wall time, each step's reward, pass rate,
+    flat-group share and seconds, the audit's totals, the held-out pass@1 and the gate's verdict."""
+    history = results["history"]
+    per_step = {name: [h["metrics"].get(key) for h in history] for name, key in PER_STEP.items()}
+    return {
+        "steps": results["steps"], "seconds": round(results["seconds"], 1),
+        "samples_per_s": results.get("samples_per_s"), "early_stop": results.get("early_stop"),
+        "per_step": {name: values for name, values in per_step.items() if any(v is not None for v in values)},
+        "audit": results.get("audit", {}),
+        "heldout_pass@1": {"before": results.get("baseline_pass_at_1"),
+                           "after": results.get("heldout_pass_at_1"),
+                           "problems": results.get("heldout_problems")},
+        "gate": results.get("gate"), "registered_model": results.get("registered_model"),
+        "final_model_dir": results.get("final_model_dir"),
+    }
+
+
 def _run_record(run_dir: Path) -> dict[str, Any]:
-    """What a training run's warm start did and what its data step kept and dropped."""
+    """What a training run's warm start did, what its data step kept and dropped and, once its RL stage
+    finished, that stage's figures (``_rl_record``)."""
     manifest = json.loads((run_dir / "data_manifest.json").read_text())
     warm = run_dir / "warm_start.json"
+    results = run_dir / "results.json"
     return {
         "run_dir": str(run_dir),
         "warm_start": json.loads(warm.read_text()) if warm.is_file() else None,
         "train_problems": manifest["train"]["count"],
         "dropped_by_kind": manifest.get("dropped_by_kind", {}),
         "pass_rate_band": manifest.get("pass_rate_band"),
+        "rl": _rl_record(json.loads(results.read_text())) if results.is_file() else None,
     }
+
+
+def plot_rewards(runs: dict[str, dict[str, Any]], out: Path) -> Path | None:
+    """Each RL arm's batch reward and flat-group share per step, one figure; None without an RL arm."""
+    curves = {arm: run["rl"]["per_step"] for arm, run in runs.items() if run.get("rl")}
+    if not curves:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (reward_ax, flat_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    for arm, per_step in curves.items():
+        steps = range(1, len(per_step["reward_mean"]) + 1)
+        reward_ax.plot(steps, per_step["reward_mean"], label=arm, alpha=0.85)
+        flat_ax.plot(steps, per_step["flat_group_share"], label=arm, alpha=0.85)
+    reward_ax.set(xlabel="step", ylabel="mean reward of the batch", title="reward")
+    flat_ax.set(xlabel="step", ylabel="share of groups with one reward", title="flat groups", ylim=(0, 1.05))
+    for ax in (reward_ax, flat_ax):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
 
 
 def paired(before: dict[str, float], after: dict[str, float], seed: int = 0) -> dict[str, Any]:
@@ -139,10 +190,13 @@ def main() -> None:
                                             cells[f"{arm}/{benchmark}/{mode}"]["per_task"])
         for arm in list(arms)[1:] for benchmark in benchmarks for mode in modes
     }
+    runs = {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)}
+    png = plot_rewards(runs, args.out.with_suffix(".png"))
     figures = {
         "arms": arms,
         "baseline": base,
-        "runs": {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)},
+        "runs": runs,
+        "reward_plot": str(png.relative_to(ROOT)) if png is not None else None,
         "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
         "paired": comparisons,
     }

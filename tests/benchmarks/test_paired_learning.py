@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from benchmarks.training.paired_learning import paired
+from benchmarks.training.paired_learning import _run_record, paired, plot_rewards
+from coding_framework.training.run.results import StepRecord, TrainingResults
 
 
 def test_greedy_pairs_are_mcnemars_exact_test() -> None:
@@ -23,3 +27,22 @@ def test_sampled_shares_use_the_sign_of_each_change_and_leave_ties_out() -> None
     assert (result["improved"], result["worsened"], result["problems"]) == (1, 1, 4)
     assert result["p_value"] == 1.0 and result["mean_change"] == 0.0
     assert paired({"a": 0.0}, {"a": 0.0})["p_value"] == 1.0
+
+
+def test_an_rl_runs_record_reads_the_trainers_results_file(tmp_path: Path) -> None:
+    history = [StepRecord(step=s, metrics={"reward_mean": r, "pass_rate": r / 2, "flat_group_share": f,
+                                           "seconds/step": 60.0, "rollout/request_failed": 0.0})
+               for s, (r, f) in enumerate([(0.1, 0.75), (0.3, 0.25)], start=1)]
+    results = TrainingResults(algorithm="grpo", seed=1, steps=2, run_dir=tmp_path, final_metrics={},
+                              history=history, baseline_pass_at_1=0.1, heldout_pass_at_1=0.2,
+                              heldout_problems=90, seconds=130.0, audit={"offending_tokens": 0.0})
+    (tmp_path / "results.json").write_text(results.model_dump_json())
+    (tmp_path / "data_manifest.json").write_text(json.dumps({"train": {"count": 319}}))
+    record = _run_record(tmp_path)
+    rl = record["rl"]
+    assert rl["steps"] == 2 and rl["audit"] == {"offending_tokens": 0.0}
+    assert rl["per_step"]["reward_mean"] == [0.1, 0.3] and rl["per_step"]["flat_group_share"] == [0.75, 0.25]
+    assert rl["heldout_pass@1"] == {"before": 0.1, "after": 0.2, "problems": 90}
+    png = plot_rewards({"grpo_seed1": record}, tmp_path / "curves.png")
+    assert png is not None and png.read_bytes()[:4] == b"\x89PNG"
+    assert plot_rewards({"warm_start": {**record, "rl": None}}, tmp_path / "none.png") is None
