@@ -109,3 +109,16 @@ def test_an_asynchronous_run_resumes_its_batches_in_flight(tmp_path: Path) -> No
         assert resumed[key] == reference[key], key
     weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]
     assert weights[0] == weights[1]
+
+
+def test_a_finished_run_resumed_with_more_steps_ends_where_a_longer_run_ends(tmp_path: Path) -> None:
+    longer, _ = _finish(_train(tiny_config(tmp_path), tmp_path / "straight"))
+    run = tmp_path / "extended"
+    _finish(_train(tiny_config(tmp_path, steps=3), run))
+    extended, log = _finish(_train(tiny_config(tmp_path), run, "--resume"))
+    assert "resume: continuing from step 3" in log
+    assert extended["step"] == longer["step"] == 5
+    history = [json.loads((d / "results.json").read_text())["history"] for d in (tmp_path / "straight", run)]
+    assert comparable(history[1]) == comparable(history[0])
+    weights = [(d / "final_model" / "model.safetensors").read_bytes() for d in (tmp_path / "straight", run)]
+    assert weights[0] == weights[1]

@@ -21,7 +21,7 @@ from coding_framework.testing.engine import ScriptedEngine, tiny_tokenizer
 from coding_framework.testing.models import TINY
 from coding_framework.testing.tiny_run import tiny_config
 from coding_framework.training.run.checkpoint import CheckpointManager
-from coding_framework.training.run.setup import configure, resume_point, training_device
+from coding_framework.training.run.setup import check_run_dir, configure, resume_point, training_device
 from coding_framework.training.trainer import Trainer
 
 ONE_STEP: dict[str, Any] = {
@@ -182,3 +182,21 @@ def test_resume_says_it_starts_fresh_when_no_checkpoint_verifies(tmp_path, capsy
     err = capsys.readouterr().err
     assert f"resume: rejected checkpoint {manager.path_for(1)}: trainer.pt" in err
     assert f"resume: no checkpoint verifies in {manager.root}; starting from step 0" in err
+
+
+def test_a_resume_may_train_longer_only_where_nothing_else_depends_on_the_step_count(tmp_path) -> None:
+    started = TrainingConfig(steps=10)
+    check_run_dir(tmp_path, started, resume=False)
+    check_run_dir(tmp_path, started.model_copy(update={"steps": 30}), resume=True)  # train longer
+    saved = TrainingConfig.model_validate_json((tmp_path / "config.json").read_text())
+    assert saved.steps == 30  # the run dir now records the config it goes on with
+    decaying = started.model_copy(update={"optim": started.optim.model_copy(update={"schedule": "cosine"})})
+    (tmp_path / "cosine").mkdir()
+    check_run_dir(tmp_path / "cosine", decaying, resume=False)
+    for run_dir, config in [
+        (tmp_path / "cosine", decaying.model_copy(update={"steps": 30})),  # the decay would change
+        (tmp_path, saved.model_copy(update={"steps": 20})),  # fewer steps
+        (tmp_path, saved.model_copy(update={"steps": 40, "seed": 1})),  # anything else
+    ]:
+        with pytest.raises(ConfigError, match="`steps` may only grow"):
+            check_run_dir(run_dir, config, resume=True)

@@ -29,7 +29,9 @@ def train(
         ),
     ] = None,
     resume: Annotated[
-        bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir.")
+        bool, typer.Option(help="Continue from the newest valid checkpoint in --run-dir; with a larger "
+                                "--steps, a run trains on as a longer run would (constant learning rate and "
+                                "temperature).")
     ] = False,
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Override the config's number of steps.")] = None,

@@ -198,24 +198,37 @@ def trained_model(engine: LocalEngine, config: TrainingConfig) -> PreTrainedMode
     return model
 
 
-def _same_config(saved: Path, config: TrainingConfig) -> bool:
-    """Whether ``saved`` holds ``config``; fields added since it was written take defaults."""
+def _saved_config(saved: Path) -> TrainingConfig | None:
+    """The config ``saved`` holds (fields added since it was written take defaults); None where it is not
+    JSON or no longer a valid config."""
     try:
-        return TrainingConfig.model_validate(json.loads(saved.read_text())) == config
-    except ValueError:  # not JSON, or no longer a valid config
-        return False
+        return TrainingConfig.model_validate(json.loads(saved.read_text()))
+    except ValueError:
+        return None
+
+
+def _extends(started: TrainingConfig, config: TrainingConfig) -> bool:
+    """Whether ``config`` is the run's ``started`` config with more steps, where nothing but the step count
+    depends on it: a constant learning rate after warmup and a fixed rollout temperature."""
+    return (config.steps > started.steps and config.optim.schedule == "constant"
+            and config.rollout.temperature_end is None
+            and started == config.model_copy(update={"steps": started.steps}))
 
 
 def check_run_dir(run_dir: Path, config: TrainingConfig, resume: bool) -> None:
     """Write ``config`` to ``run_dir``'s ``CONFIG_FILE``; a ConfigError where a resume names a different
-    config than the run started with, or a fresh run would train into a directory holding checkpoints."""
+    config than the run started with, or a fresh run would train into a directory holding checkpoints.
+    A resume may raise ``steps`` (train longer) where nothing else depends on it (``_extends``)."""
     saved = run_dir / CONFIG_FILE
     current = config.model_dump(mode="json")
-    if resume and saved.is_file() and not _same_config(saved, config):
-        raise ConfigError(
-            f"{run_dir} was started with a different configuration ({saved}); resume it with "
-            "the same config and seed, or train into a new --run-dir"
-        )
+    if resume and saved.is_file():
+        started = _saved_config(saved)
+        if started is None or (started != config and not _extends(started, config)):
+            raise ConfigError(
+                f"{run_dir} was started with a different configuration ({saved}); resume it with the "
+                "same config and seed (`steps` may only grow, under a constant learning rate and "
+                "temperature), or train into a new --run-dir"
+            )
     if not resume and (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir()):
         raise ConfigError(
             f"{run_dir} already holds checkpoints: pass --resume to continue that run, or "
