@@ -13,7 +13,8 @@ mbpp:validation --wait`: probes are sent to both versions off the request path a
 and the rollout is promoted, rolled back or ends inconclusive (then rolled back) by the server's sequential
 test. The version deployed is the run's registered version, whether or not its gate gave it the
 `challenger` alias (`--force` where it did not). Results: benchmarks/results/real_model_canary.json (the
-rollout's status, decisions, per-arm probe counts and the registry's aliases afterwards).
+rollout's status, decisions, per-arm probe counts and the registry's aliases afterwards; `--out` to write
+elsewhere).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def main() -> None:
     parser.add_argument("--min-graded", type=int, default=20)
     parser.add_argument("--probe-rate", type=float, default=1.0, help="probe problems per second")
     parser.add_argument("--max-duration", type=float, default=1200.0)
+    parser.add_argument("--out", type=Path, default=RESULTS / "real_model_canary.json")
     args = parser.parse_args()
     run_dir = args.run_dir.resolve()
     results = json.loads((run_dir / "results.json").read_text())
@@ -99,7 +101,7 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(figures, indent=2))
-    write_result(RESULTS / "real_model_canary.json", figures, load, model_dir=champion.model_dir)
+    write_result(args.out, figures, load, model_dir=champion.model_dir)
 
 
 if __name__ == "__main__":
