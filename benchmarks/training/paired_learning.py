@@ -191,12 +191,12 @@ def main() -> None:
         for arm in list(arms)[1:] for benchmark in benchmarks for mode in modes
     }
     runs = {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)}
-    png = plot_rewards(runs, args.out.with_suffix(".png"))
+    png = plot_rewards(runs, args.out.resolve().with_suffix(".png"))
     figures = {
         "arms": arms,
         "baseline": base,
         "runs": runs,
-        "reward_plot": str(png.relative_to(ROOT)) if png is not None else None,
+        "reward_plot": os.path.relpath(png, ROOT) if png is not None else None,
         "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
         "paired": comparisons,
     }
