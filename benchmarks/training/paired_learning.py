@@ -109,7 +109,8 @@ def _run_record(run_dir: Path) -> dict[str, Any]:
 
 
 def plot_rewards(runs: dict[str, dict[str, Any]], out: Path) -> Path | None:
-    """Each RL arm's batch reward and flat-group share per step, one figure; None without an RL arm."""
+    """Each RL arm's batch reward, pass rate and flat-group share per step, one figure; None without an RL
+    arm."""
     curves = {arm: run["rl"]["per_step"] for arm, run in runs.items() if run.get("rl")}
     if not curves:
         return None
@@ -121,9 +122,11 @@ def plot_rewards(runs: dict[str, dict[str, Any]], out: Path) -> Path | None:
     fig, (reward_ax, flat_ax) = plt.subplots(1, 2, figsize=(11, 4))
     for arm, per_step in curves.items():
         steps = range(1, len(per_step["reward_mean"]) + 1)
-        reward_ax.plot(steps, per_step["reward_mean"], label=arm, alpha=0.85)
+        line, = reward_ax.plot(steps, per_step["reward_mean"], label=f"{arm}: reward", alpha=0.85)
+        reward_ax.plot(steps, per_step["pass_rate"], label=f"{arm}: pass rate", color=line.get_color(),
+                       linestyle="--", alpha=0.85)
         flat_ax.plot(steps, per_step["flat_group_share"], label=arm, alpha=0.85)
-    reward_ax.set(xlabel="step", ylabel="mean reward of the batch", title="reward")
+    reward_ax.set(xlabel="step", ylabel="batch mean", title="reward and pass rate")
     flat_ax.set(xlabel="step", ylabel="share of groups with one reward", title="flat groups", ylim=(0, 1.05))
     for ax in (reward_ax, flat_ax):
         ax.grid(alpha=0.3)
