@@ -119,7 +119,6 @@ class EvaluationReport(SampleReport):
     )
 
 
-
 class EvaluationIncomplete(EngineError):
     """Generation stopped before every episode ended. ``report`` grades and scores the episodes that did
     (``len(report.samples)`` of ``total``), so a long run that fails keeps what it made."""
