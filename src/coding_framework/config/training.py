@@ -427,7 +427,9 @@ class TrackingConfig(StrictModel):
     registered_model: str | None = Field(
         "coding-framework-generator", description="Register the final model under this name; null: do not."
     )
-    log_checkpoints: bool = Field(True, description="Log each checkpoint directory as an artifact.")
+    log_checkpoints: bool = Field(
+        True, description="Log each checkpoint directory as an artifact; the store keeps the same "
+        "`checkpoint.keep_last` as the run directory.")
     wandb_project: str | None = Field(None, description="W&B project; null (or wandb missing) disables W&B.")
     trace_every: int = Field(
         1, ge=0, description="Record a sample of episodes as MLflow traces every this many steps (0: never)."

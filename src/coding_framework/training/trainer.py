@@ -211,6 +211,8 @@ class Trainer:
         ckpt = self.checkpoints.save(self.step, self._write_checkpoint, meta={"algorithm": self.spec.name})
         if self.config.tracking.log_checkpoints:
             trackers.log_artifacts(ckpt.path, f"checkpoints/{ckpt.path.name}")
+            trackers.prune_artifacts("checkpoints", {self.checkpoints.path_for(s).name
+                                                     for s in self.checkpoints.steps()})
         return ckpt
 
     # -- one step ------------------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> TrainingResults:
     tmp = tmp_path_factory.mktemp("tracked")
-    config = load_config(TrainingConfig, tiny_config(tmp, steps=3))
+    # a checkpoint every step, two kept: the store must prune step 1 as the run directory does
+    config = load_config(TrainingConfig, tiny_config(tmp, steps=3, checkpoint={"every": 1, "keep_last": 2}))
     return Trainer(config, tmp / "run", progress=False).run()
 
 
@@ -51,6 +52,8 @@ def test_checkpoints_report_and_model_are_artifacts(finished: TrainingResults, c
     assert {"checkpoints", "report"} <= top
     checkpoints = {a.path for a in client.list_artifacts(run_id, "checkpoints")}
     assert checkpoints == {"checkpoints/step-000002", "checkpoints/step-000003"}
+    kept = sorted(p.name for p in (finished.run_dir / "checkpoints").iterdir())
+    assert kept == ["step-000002", "step-000003"]
     stored = {a.path for a in client.list_artifacts(run_id, "checkpoints/step-000003")}
     assert "checkpoints/step-000003/manifest.json" in stored
     report = {a.path for a in client.list_artifacts(run_id, "report")}
