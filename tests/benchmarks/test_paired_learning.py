@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.training.paired_learning import _run_record, paired, plot_rewards
+from benchmarks.training.paired_learning import _comparisons, _run_record, paired, plot_rewards
 from coding_framework.training.run.results import StepRecord, TrainingResults
 
 
@@ -31,7 +31,8 @@ def test_sampled_shares_use_the_sign_of_each_change_and_leave_ties_out() -> None
 
 def test_an_rl_runs_record_reads_the_trainers_results_file(tmp_path: Path) -> None:
     history = [StepRecord(step=s, metrics={"reward_mean": r, "pass_rate": r / 2, "flat_group_share": f,
-                                           "seconds/step": 60.0, "rollout/request_failed": 0.0})
+                                           "seconds/step": 60.0, "rollout/request_failed": 0.0,
+                                           "generated_tokens": 64.0 * s, "episodes": 2.0})
                for s, (r, f) in enumerate([(0.1, 0.75), (0.3, 0.25)], start=1)]
     results = TrainingResults(algorithm="grpo", seed=1, steps=2, run_dir=tmp_path, final_metrics={},
                               history=history, baseline_pass_at_1=0.1, heldout_pass_at_1=0.2,
@@ -42,7 +43,19 @@ def test_an_rl_runs_record_reads_the_trainers_results_file(tmp_path: Path) -> No
     rl = record["rl"]
     assert rl["steps"] == 2 and rl["audit"] == {"offending_tokens": 0.0}
     assert rl["per_step"]["reward_mean"] == [0.1, 0.3] and rl["per_step"]["flat_group_share"] == [0.75, 0.25]
+    assert rl["per_step"]["tokens_per_sample"] == [32.0, 64.0]
     assert rl["heldout_pass@1"] == {"before": 0.1, "after": 0.2, "problems": 90}
     png = plot_rewards({"grpo_seed1": record}, tmp_path / "curves.png")
     assert png is not None and png.read_bytes()[:4] == b"\x89PNG"
     assert plot_rewards({"warm_start": {**record, "rl": None}}, tmp_path / "none.png") is None
+
+
+def test_versus_compares_only_the_arms_listed_after_the_reference() -> None:
+    cells = {f"{arm}/mbpp:test/greedy": {"per_task": {"a": a, "b": b}}
+             for arm, a, b in [("base", 0.0, 0.0), ("warm", 1.0, 0.0), ("rl", 1.0, 1.0)]}
+    versus_warm = _comparisons(cells, ["base", "warm", "rl"], "warm", ["mbpp:test"], ["greedy"])
+    assert list(versus_warm) == ["rl/mbpp:test/greedy"]
+    rl = versus_warm["rl/mbpp:test/greedy"]
+    assert (rl["improved"], rl["worsened"]) == (1, 0)
+    assert list(_comparisons(cells, ["base", "warm", "rl"], "base", ["mbpp:test"], ["greedy"])) == [
+        "warm/mbpp:test/greedy", "rl/mbpp:test/greedy"]
