@@ -24,6 +24,7 @@ from coding_framework.testing.chat import fenced
 from coding_framework.testing.engine import ScriptedEngine
 from coding_framework.training.rollouts.episodes import REQUEST_FAILED, collect, step_workflow
 from coding_framework.training.rollouts.scoring import rollout_metrics, to_trajectories
+from coding_framework.training.run.heldout import evaluate_heldout
 from tests.training._episodes import ADD
 
 RIGHT = fenced("def add(a, b):\n    return a + b")
@@ -70,6 +71,15 @@ def test_a_failed_request_masks_its_episode_and_the_rest_train(grader: Grader) -
     metrics = rollout_metrics(batch)  # type: ignore[arg-type]
     assert metrics["rollout/request_failed"] == 1.0 and metrics["episodes"] == 3.0
     assert metrics["pass_rate"] == 1.0  # over the episodes that train
+
+
+def test_a_failed_request_in_the_heldout_eval_fails_its_sample_and_is_counted(grader: Grader) -> None:
+    heldout = evaluate_heldout(FailingRowEngine(row=1), WorkflowConfig(), grader, [ADD],
+                               max_new_tokens=24, temperature=0.0, max_rounds=1, seed=0, samples=3)
+    result = asyncio.run(heldout)
+    assert result.request_failed == 1
+    assert result.pass_at_1 == pytest.approx(2 / 3)
+    assert result.metrics()["heldout_request_failed"] == 1.0
 
 
 def test_an_engine_failure_still_ends_the_rollout(grader: Grader) -> None:

@@ -19,6 +19,7 @@ from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
 from coding_framework.repotasks import RepoTask
 from coding_framework.training.rollouts.episodes import (
+    REQUEST_FAILED,
     LockstepEngine,
     final_program,
     run_lockstep,
@@ -46,12 +47,16 @@ class HeldoutResult(BaseModel):
     """Repository tasks: the mean verdict reward of the measured episodes (None: problems)."""
     infra_masked: int = 0
     """Repository tasks: episodes left unmeasured by an infrastructure failure."""
+    request_failed: int = 0
+    """Problems: episodes a failed model request ended (graded as failed, and counted here)."""
 
     def metrics(self) -> dict[str, float]:
-        """``heldout_pass@1`` (on repository tasks: the resolved rate); ``heldout_review_usefulness`` and
-        ``heldout_reviews_judged`` when reviews were judged; ``heldout_reward_mean`` and
-        ``heldout_infra_masked`` on repository tasks."""
+        """``heldout_pass@1`` (on repository tasks: the resolved rate); ``heldout_request_failed`` when a
+        model request failed; ``heldout_review_usefulness`` and ``heldout_reviews_judged`` when reviews were
+        judged; ``heldout_reward_mean`` and ``heldout_infra_masked`` on repository tasks."""
         out = {"heldout_pass@1": self.pass_at_1}
+        if self.request_failed:
+            out["heldout_request_failed"] = float(self.request_failed)
         if self.review_usefulness is not None:
             out["heldout_review_usefulness"] = self.review_usefulness
             out["heldout_reviews_judged"] = float(self.reviews_judged)
@@ -74,7 +79,8 @@ async def evaluate_heldout(
     samples: int = 1,
 ) -> HeldoutResult:
     """Run the workflow ``samples`` times on each problem (``max_rounds`` drafts each) and grade the final
-    programs; pass@1 is the unbiased estimate over each problem's samples."""
+    programs; pass@1 is the unbiased estimate over each problem's samples. An episode a failed model request
+    ended is graded as failed (its program is empty) and counted in ``request_failed``."""
     start = time.perf_counter()
     wf = step_workflow(workflow, max_new_tokens, temperature, 1.0, max_rounds=max_rounds)
     episodes = repeat(problems, samples)
@@ -94,6 +100,7 @@ async def evaluate_heldout(
         by_task=scores.by_task,
         review_usefulness=usefulness,
         reviews_judged=judged,
+        request_failed=sum(REQUEST_FAILED in s for s in states),
     )
 
 
