@@ -20,7 +20,14 @@ from coding_framework.config.warm_start import GeneratorWarmStartConfig
 from coding_framework.llm.base import TokenEngine
 from coding_framework.problems import Problem
 from coding_framework.problems.prompts import generation_messages
-from coding_framework.training.sft import Row, encode_turn, fit_role, gate_failure, progress_lines
+from coding_framework.training.sft import (
+    Row,
+    encode_turn,
+    fit_metrics,
+    fit_role,
+    gate_failure,
+    progress_lines,
+)
 
 __all__ = ["WarmStartRejected", "answer_for", "sft_rows", "warm_start_generator"]
 
@@ -70,16 +77,8 @@ def warm_start_generator(
     held = sft_rows(tokenizer, heldout[: settings.heldout_limit], settings)
     losses, before, after = fit_role(engine, model, CodeGenerator.role, rows, held, settings, seed,
                                      progress_lines("warm start") if progress else None)
-    metrics = {
-        "warm_start/examples": float(len(rows)),
-        "warm_start/problems": float(sum(bool(p.solutions) for p in problems)),
-        "warm_start/loss_first_epoch": losses[0],
-        "warm_start/loss_last_epoch": losses[-1],
-        "warm_start/heldout_examples": float(len(held)),
-        "warm_start/heldout_loss_before": before,
-        "warm_start/heldout_loss_after": after,
-        "warm_start/seconds": time.perf_counter() - started,
-    }
+    metrics = fit_metrics(rows, held, losses, before, after, started)
+    metrics["warm_start/problems"] = float(sum(bool(p.solutions) for p in problems))
     failure = gate_failure(before, after, settings.max_heldout_loss_ratio, "warm_start")
     if failure is not None:
         raise WarmStartRejected(failure)

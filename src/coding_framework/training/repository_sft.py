@@ -30,7 +30,14 @@ from coding_framework.llm.base import SamplingParams, TokenEngine
 from coding_framework.llm.session import Message, TokenSession, inspect_template
 from coding_framework.logs import get_logger
 from coding_framework.repotasks.task import RepoTask
-from coding_framework.training.sft import IGNORE, Row, fit_role, gate_failure, progress_lines
+from coding_framework.training.sft import (
+    IGNORE,
+    Row,
+    fit_metrics,
+    fit_role,
+    gate_failure,
+    progress_lines,
+)
 from coding_framework.workspace import ToolBudget, ToolCall, ToolContext, Workspace, call_tool
 
 __all__ = ["Demonstration", "RepositoryWarmStartRejected", "demonstration", "demonstration_rows",
@@ -182,17 +189,9 @@ def warm_start_repository(
                                  agent.role)
     losses, before, after = fit_role(engine, model, agent.role, rows, held, settings, seed,
                                      progress_lines("repository warm start") if progress else None)
-    metrics = {
-        "warm_start/examples": float(len(rows)),
-        "warm_start/dropped": float(dropped),
-        "warm_start/tokens_mean": sum(len(ids) for ids, _ in rows) / len(rows),
-        "warm_start/loss_first_epoch": losses[0],
-        "warm_start/loss_last_epoch": losses[-1],
-        "warm_start/heldout_examples": float(len(held)),
-        "warm_start/heldout_loss_before": before,
-        "warm_start/heldout_loss_after": after,
-        "warm_start/seconds": time.perf_counter() - started,
-    }
+    metrics = fit_metrics(rows, held, losses, before, after, started)
+    metrics["warm_start/dropped"] = float(dropped)
+    metrics["warm_start/tokens_mean"] = sum(len(ids) for ids, _ in rows) / len(rows)
     failure = gate_failure(before, after, settings.max_heldout_loss_ratio, "repository_warm_start")
     if failure is not None:
         raise RepositoryWarmStartRejected(failure)

@@ -16,8 +16,8 @@ import torch
 from coding_framework.llm.session import TokenSession, inspect_template
 
 __all__ = [
-    "IGNORE", "Row", "WarmStartSettings", "encode_turn", "fit", "fit_role", "gate_failure", "mean_loss",
-    "progress_lines",
+    "IGNORE", "Row", "WarmStartSettings", "encode_turn", "fit", "fit_metrics", "fit_role", "gate_failure",
+    "mean_loss", "progress_lines",
 ]
 
 IGNORE = -100
@@ -150,6 +150,21 @@ def fit_role(engine: Any, model: torch.nn.Module, role: str, rows: Sequence[Row]
                      on_batch=on_batch)
         after = mean_loss(target, tokenizer, held, settings.micro_batch_size) if held else float("nan")
     return losses, before, after
+
+
+def fit_metrics(rows: Sequence[Row], held: Sequence[Row], losses: Sequence[float], before: float,
+                after: float, started: float) -> dict[str, float]:
+    """A warm start's metrics under ``warm_start/``: its examples, first and last epoch's loss, the held-out
+    loss before and after, and the seconds since ``started`` (``time.perf_counter``)."""
+    return {
+        "warm_start/examples": float(len(rows)),
+        "warm_start/loss_first_epoch": losses[0],
+        "warm_start/loss_last_epoch": losses[-1],
+        "warm_start/heldout_examples": float(len(held)),
+        "warm_start/heldout_loss_before": before,
+        "warm_start/heldout_loss_after": after,
+        "warm_start/seconds": time.perf_counter() - started,
+    }
 
 
 def gate_failure(before: float, after: float, ratio: float, section: str) -> str | None:
