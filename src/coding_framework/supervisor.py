@@ -37,7 +37,7 @@ from coding_framework.grading import Grader
 from coding_framework.graphs import build_graph
 from coding_framework.graphs.checkpoint import history, resume, sqlite_checkpointer, thread
 from coding_framework.graphs.repository import repository_graph_for
-from coding_framework.llm.base import EngineError, RequestFailed
+from coding_framework.llm.base import REQUEST_FAILED, EngineError, RequestFailed
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.problems import Problem, load_benchmark, with_few_shot_prompt
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from coding_framework.training.run.results import TrainingResults
 
 log = get_logger(__name__)
-REQUEST_FAILED = "request_failed"
 T = TypeVar("T")
 
 

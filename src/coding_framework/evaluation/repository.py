@@ -37,7 +37,7 @@ from coding_framework.evaluation.traces import TraceRecorder
 from coding_framework.grading import Grader
 from coding_framework.grading.repository import TIER, RepositoryTestError, grade_repositories, hidden_suite
 from coding_framework.graphs.repository import RepoEpisodeState, tool_counts, workspace_of
-from coding_framework.llm.base import RequestFailed
+from coding_framework.llm.base import REQUEST_FAILED, RequestFailed
 from coding_framework.llm.sampling import row_seed
 from coding_framework.logs import get_logger
 from coding_framework.repotasks.task import PatchError, RepoTask, apply_patch
@@ -45,7 +45,6 @@ from coding_framework.repotasks.task import PatchError, RepoTask, apply_patch
 log = get_logger(__name__)
 
 REPO_BENCHMARKS = ("minirepo", "swebench")
-REQUEST_FAILED = "request_failed"
 Record = dict[str, Any]
 
 

@@ -60,6 +60,10 @@ class RequestFailed(EngineError):
     goes on; an unreachable or misconfigured engine still raises plain ``EngineError``."""
 
 
+# The stop reason of a sample, and the state key of an episode, that a ``RequestFailed`` ended.
+REQUEST_FAILED = "request_failed"
+
+
 class BatchRequestsFailed(RequestFailed):
     """Some requests of a batch failed alone (each a ``RequestFailed``) while the others answered:
     ``outcomes`` holds, in the batch's order, each request's ``Generation`` or its ``RequestFailed``."""

@@ -26,6 +26,7 @@ from coding_framework.config.graph import WorkflowConfig
 from coding_framework.config.llm import SamplingConfig
 from coding_framework.graphs import build_training_graph
 from coding_framework.llm.base import (
+    REQUEST_FAILED,
     BatchRequestsFailed,
     Generation,
     RequestFailed,
@@ -47,7 +48,6 @@ log = get_logger(__name__)
 
 _EPISODE: contextvars.ContextVar[int] = contextvars.ContextVar("rollout_episode")
 
-REQUEST_FAILED = "request_failed"  # the state key of an episode ended by a failed model request
 
 
 @dataclass
