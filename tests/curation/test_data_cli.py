@@ -32,6 +32,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         (("stats", "--benchmark", "jsonl", "--data", "/no/such.jsonl"), "/no/such.jsonl: no such file"),
         (("stats", "--benchmark", "builtin", "--benchmark", "synthetic", "--data", "x"), "one --data per"),
         (("filter", "--benchmark", "builtin", "--split", "train", "--out", "o.jsonl"), "no split 'train'"),
+        (("stats", "--benchmark", "mbpp:train", "--split", "test"), "names split 'train' and --split"),
         (
             ("augment", "--benchmark", "builtin", "--kinds", "rotate", "--out", "o.jsonl"),
             "unknown augmentation",
@@ -50,6 +51,14 @@ def test_stats_counts_each_dataset() -> None:
     summary = json.loads(output.strip().splitlines()[-1])
     assert summary["builtin"]["problems"] == len(builtin_problems())
     assert summary["builtin"]["tests"]["min"] >= 4 and summary["synthetic"]["ranked"] == 0
+
+
+def test_a_split_named_on_the_benchmark_is_the_split(shared_data: Path) -> None:
+    mbpp = str(shared_data / "mbpp" / "mbpp.jsonl")
+    code, output = _invoke("stats", "--benchmark", "mbpp:train", "--data", mbpp)
+    assert code == 0, output
+    summary = json.loads(output.strip().splitlines()[-1])
+    assert summary["mbpp:train"]["problems"] == len(load_benchmark("mbpp", mbpp, "train")) == 374
 
 
 def test_augment_writes_records_the_loader_reads(tmp_path: Path) -> None:

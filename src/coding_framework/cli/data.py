@@ -31,7 +31,9 @@ data_app = typer.Typer(
 )
 app.add_typer(data_app, name="data")
 
-_Benchmark = Annotated[str, typer.Option(help=" | ".join(BENCHMARKS))]
+_Benchmark = Annotated[
+    str, typer.Option(help=" | ".join(BENCHMARKS) + "; NAME:SPLIT names one split (mbpp:train).")
+]
 _Data = Annotated[
     Path | None, typer.Option(help="Local benchmark file or folder (a JSONL of problem records for `jsonl`).")
 ]
@@ -42,8 +44,11 @@ def _load(benchmark: str, data: Path | None, split: str) -> list[Problem]:
     from coding_framework.problems import ProblemLoadError, load_benchmark
     from coding_framework.problems.sources import resolve_source
 
+    name, _, named_split = benchmark.partition(":")
+    if named_split and split not in ("all", named_split):
+        fail(f"--benchmark {benchmark} names split {named_split!r} and --split names {split!r}: pass one")
     try:
-        problems = load_benchmark(benchmark, resolve_source(benchmark, data), split)
+        problems = load_benchmark(name, resolve_source(name, data), named_split or split)
     except ProblemLoadError as exc:
         fail(str(exc))
     if not problems:
