@@ -29,6 +29,7 @@ PUBLIC_API = {
         "CurriculumConfig", "DataConfig", "DataSource", "DecontaminationConfig", "EmbeddedModelConfig",
         "EpisodeRewardConfig", "EvalConfig", "ExecutorConfig", "FSDPSection", "FailoverConfig",
         "GateConfig", "GeneratorConfig", "GeneratorWarmStartConfig", "GraphConfig", "GridDimension",
+        "GuidanceConfig",
         "InProcessConfig", "KLConfig", "LLMConfig", "LimitLearningConfig", "LimitsConfig",
         "LogUniformDimension", "MixedPrecisionSection", "ModelRef", "OptimConfig", "PhaseConfig",
         "PoliciesConfig", "PoolConfig", "PretrainConfig",

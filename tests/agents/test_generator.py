@@ -84,3 +84,27 @@ def test_the_generator_needs_exactly_one_backend() -> None:
         CodeGenerator()
     with pytest.raises(ValueError, match="exactly one backend"):
         CodeGenerator(chat_model=ScriptedChatModel(), engine=ScriptedEngine([]))
+
+
+async def test_a_given_answer_prefix_is_context_the_model_continues(add_problem) -> None:
+    given = "```python\ndef add(a, b):\n"
+    engine = ScriptedEngine(["    return a - b\n```", fenced("def add(a, b):\n    return a + b")])
+    generator = CodeGenerator(engine=engine)
+    problem = add_problem.model_copy(update={"answer_prefix": given})
+    first = await generator.adraft(problem)
+    record, tokens = first.record, engine.tokenizer(given, add_special_tokens=False)["input_ids"]
+    # The prefix closes the prompt (mask 0, never trained); only the continuation is the response.
+    assert record["prompt_ids"][-len(tokens):] == tokens and record["text"] == "    return a - b\n```"
+    assert first.text == given + record["text"] and first.code == "def add(a, b):\n    return a - b\n"
+    trained = [i for i, m in enumerate(first.trajectory["loss_mask"]) if m]
+    assert [first.trajectory["ids"][i] for i in trained] == record["response_ids"]
+    # A revision replays the first turn with its prefix, token for token, and is not given one itself.
+    second = await generator.adraft(problem, [Attempt(first.text, first.code, "0/3 passed")], [record])
+    assert second.text == fenced("def add(a, b):\n    return a + b")
+    assert second.record["prompt_ids"][: len(record["prompt_ids"])] == record["prompt_ids"]
+
+
+async def test_a_chat_model_refuses_a_given_prefix(add_problem) -> None:
+    generator = CodeGenerator(chat_model=ScriptedChatModel(answers=["x"]))
+    with pytest.raises(ValueError, match="answer_prefix"):
+        await generator.adraft(add_problem.model_copy(update={"answer_prefix": "```python\n"}))

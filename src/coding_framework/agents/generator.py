@@ -120,6 +120,9 @@ class CodeGenerator:
         self, problem: Problem, history: Sequence[Attempt], seed: int | None
     ) -> Draft:
         assert self.chat_model is not None
+        if problem.answer_prefix is not None:
+            raise ValueError(f"{problem.task_id}: an answer_prefix (training's guidance) needs the token "
+                             "engine backend; a chat model cannot continue a given answer")
         messages = conversation(problem, history)
         if seed is None:
             answer = await self.chat_model.ainvoke(messages)
@@ -143,19 +146,25 @@ class CodeGenerator:
                 f"{len(history)} earlier rounds but {len(calls)} call records: the episode state is "
                 "inconsistent (was it started on the inference graph?)"
             )
+        given = problem.answer_prefix or ""
         session = TokenSession(self.engine.tokenizer)
         session.add_messages(generation_messages(problem))
         for attempt, record in zip(history, calls, strict=True):
+            if given and record["turn"] == 0:
+                session.add_answer_prefix(given)
             session.generate(
                 RecordedTurn(record, self.engine.tokenizer), self.params, role=self.role, turn=record["turn"]
             )
             session.add_messages(revision_messages(problem, attempt.code, attempt.feedback))
-        generation = await session.agenerate(self.engine, self.params, role=self.role, turn=len(history))
+        if given and not history:
+            session.add_answer_prefix(given)
+        await session.agenerate(self.engine, self.params, role=self.role, turn=len(history))
         record = dataclasses.asdict(session.calls[-1])
         trajectory = {"ids": session.ids, "loss_mask": session.loss_mask, "logprobs": session.logprobs}
+        text = str(session.messages[-1]["content"])
         return Draft(
-            code=code_from_answer(problem, generation.text),
-            text=generation.text,
+            code=code_from_answer(problem, text),
+            text=text,
             prompt_tokens=len(record["prompt_ids"]),
             completion_tokens=len(record["response_ids"]),
             record=record,

@@ -16,6 +16,7 @@ from coding_framework.config.embedded import (
 )
 from coding_framework.config.errors import ConfigError
 from coding_framework.config.graph import GraphConfig, WorkflowConfig
+from coding_framework.config.guidance import GuidanceConfig
 from coding_framework.config.inprocess import InProcessConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.llm import LLMConfig, SamplingConfig
@@ -97,6 +98,7 @@ __all__ = [
     "GeneratorWarmStartConfig",
     "GraphConfig",
     "GridDimension",
+    "GuidanceConfig",
     "InProcessConfig",
     "KLConfig",
     "LLMConfig",

@@ -16,6 +16,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from coding_framework.config.algorithm import ALGORITHM_NAMES, AlgorithmName, AlgorithmOverrides
 from coding_framework.config.embedded import EmbeddedModelConfig
 from coding_framework.config.graph import WorkflowConfig
+from coding_framework.config.guidance import GuidanceConfig
 from coding_framework.config.kl import KLConfig
 from coding_framework.config.loader import StrictModel
 from coding_framework.config.model_ref import EndpointSpec, ModelSpec, parse_model_ref
@@ -106,6 +107,10 @@ class RepositoryDataConfig(StrictModel):
     benchmarks as `coding-framework evaluate` names them: `minirepo:SPLIT` (the shipped mini-repository
     set: train, validation, test) or `swebench:FILE` (SWE-bench JSONL rows over local snapshots)."""
 
+    guidance: GuidanceConfig | None = Field(
+        None, description="Solution-prefix guidance for the problems the policy never solves "
+        "(`GuidanceConfig`); needs pass_rates. Null: none."
+    )
     train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=lambda: [DataSource(source="minirepo:train")],
         min_length=1,
@@ -167,6 +172,10 @@ class DataConfig(StrictModel):
         "are left out too. The warm start still learns from every training problem. The data manifest "
         "counts what the band kept and dropped.",
     )
+    guidance: GuidanceConfig | None = Field(
+        None, description="Solution-prefix guidance for the problems the policy never solves "
+        "(`GuidanceConfig`); needs pass_rates. Null: none."
+    )
     train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=list,
         description="Training sources, mixed by weight: registered benchmark splits (`mbpp:train`, "
@@ -196,6 +205,9 @@ class DataConfig(StrictModel):
             if self.pass_rates is None:
                 raise ValueError("pass_rate_band needs pass_rates: a file of ranked problems "
                                  "(`coding-framework data rank`)")
+        if self.guidance is not None and self.pass_rates is None:
+            raise ValueError("guidance needs pass_rates: a file of ranked problems (`coding-framework data "
+                             "rank`) says which problems the policy never solves")
         return self
 
 

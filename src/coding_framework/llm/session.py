@@ -127,6 +127,7 @@ class TokenSession:
         self.messages: list[Message] = []
         self.calls: list[CallRecord] = []
         self._awaiting_response = False
+        self._given = ""
 
     @property
     def ids(self) -> list[int]:
@@ -162,6 +163,13 @@ class TokenSession:
             self._append(self._encode(self._template.generation_prompt), mask=0)
             self._awaiting_response = True
 
+    def add_answer_prefix(self, text: str) -> None:
+        """Start the next assistant turn with ``text`` (mask 0: given, never trained): the model continues
+        it, and the turn's message holds ``text`` followed by what was generated."""
+        self.add_generation_prompt()
+        self._append(self._encode(text), mask=0)
+        self._given += text
+
     def generate(
         self, engine: TokenEngine, params: SamplingParams, role: str = "assistant", turn: int | None = None
     ) -> Generation:
@@ -187,7 +195,8 @@ class TokenSession:
         self._logprobs.extend(gen.logprobs)
         self._awaiting_response = False
         self._append(self._encode(self._closing(gen)), mask=0)
-        self.messages.append({"role": "assistant", "content": gen.text})
+        self.messages.append({"role": "assistant", "content": self._given + gen.text})
+        self._given = ""
         self.calls.append(
             CallRecord(
                 role=role,

@@ -79,6 +79,11 @@ class Problem(BaseModel):
         description="Wall-clock budget for grading one program against all of this problem's tests; None: "
         "the sandbox's limits.timeout_s. Set by loaders whose tests carry their own time limits.",
     )
+    answer_prefix: str | None = Field(
+        None,
+        description="Text the Generator's first answer starts with, given rather than generated: "
+        "training's solution-prefix guidance (`data.guidance`) sets it on a problem the policy never solves.",
+    )
     base_tests: int | None = Field(
         None,
         ge=0,

@@ -14,6 +14,7 @@ from typing import Any
 
 from coding_framework.config.review_credit import ReviewCreditConfig
 from coding_framework.config.training import EpisodeRewardConfig
+from coding_framework.problems import Problem
 from coding_framework.repotasks import RepoTask
 from coding_framework.rewards.review_credit import ReviewOutcome, review_outcomes, usefulness_rate
 from coding_framework.training.rollouts.episodes import REQUEST_FAILED, Episode, RolloutBatch
@@ -160,7 +161,8 @@ def rollout_metrics(batch: RolloutBatch, tools: Sequence[str] = ()) -> dict[str,
     """``reward_mean``/``reward_std`` (raw rewards), ``pass_rate``, rounds, tokens and the share of groups
     whose episodes all got the same reward (they carry no signal for group-relative algorithms), over the
     episodes that train (``episodes`` counts all; ``rollout/request_failed`` those a failed model request
-    ended, which train nothing); with repository tasks, ``repository_metrics`` too (each
+    ended, which train nothing); with guided problems (``data.guidance``), their episodes'
+    count and pass rate (``rollout/guided*``); with repository tasks, ``repository_metrics`` too (each
     of ``tools``, the tools offered, counted). A batch whose every episode was masked reports 0 for the
     means."""
     repository = any(isinstance(e.problem, RepoTask) for e in batch.episodes)
@@ -187,6 +189,9 @@ def rollout_metrics(batch: RolloutBatch, tools: Sequence[str] = ()) -> dict[str,
         "generated_tokens": float(batch.generated_tokens),
         "flat_group_share": flat / max(1, len(groups)),
     }
+    if guided := [e for e in eps if isinstance(e.problem, Problem) and e.problem.answer_prefix]:
+        out["rollout/guided"] = float(len(guided))
+        out["rollout/guided_pass_rate"] = sum(e.passed for e in guided) / len(guided)
     for part in ("correctness", "style", "efficiency"):
         vals = [e.reward.details[part] for e in eps if part in e.reward.details]
         if vals:

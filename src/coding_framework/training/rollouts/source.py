@@ -55,6 +55,7 @@ from coding_framework.training.rollouts.engines import (
     build_rollout_engine,
 )
 from coding_framework.training.rollouts.episodes import RolloutBatch, collect, step_workflow
+from coding_framework.training.rollouts.guidance import guided
 from coding_framework.training.rollouts.repository import collect_repository
 from coding_framework.training.rollouts.scoring import (
     RunningMoments,
@@ -111,7 +112,7 @@ class BatchSource:
 
         def draw(step: int) -> RolloutJob:
             return RolloutJob(step, behaviour_version(step, cfg.rollout.max_staleness),
-                              self.sampler.draw(step, cfg.rollout.problems_per_step),
+                              self._guided(self.sampler.draw(step, cfg.rollout.problems_per_step), step),
                               temperature_at(step, cfg.steps, cfg.rollout))
 
         def produce(job: RolloutJob, engine: Any) -> RolloutBatch:
@@ -202,6 +203,10 @@ class BatchSource:
             raise RuntimeError("the batch source has not started: call start() first")
         return self.pipeline
 
+    def _guided(self, tasks: list[Task], step: int) -> list[Task]:
+        guidance = self.config.data.guidance
+        return tasks if guidance is None else guided(tasks, guidance, step, self.config.steps)
+
     def _snapshot(self, engine: RolloutEngine) -> PolicySnapshot:
         """The weights ``engine`` needs: none for the trainer's own, which samples with the live weights."""
         return {} if isinstance(engine, TrainerEngine) else self.policy.snapshot()
@@ -220,7 +225,7 @@ class BatchSource:
         added, rounds = 0, 0
         while added < len(flat) and rounds < cfg.rollout.max_refill_rounds:
             rounds += 1
-            problems = self.sampler.extra(job.step, rounds, len(flat) - added)
+            problems = self._guided(self.sampler.extra(job.step, rounds, len(flat) - added), job.step)
             extra = asyncio.run(_collect(engine, workflow, grader, problems, cfg.rollout.group_size,
                                          derive_seed(cfg.seed, "refill", job.step, rounds), reward_fn))
             tokens, waves = tokens + extra.generated_tokens, waves + extra.waves

@@ -148,10 +148,13 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
     banded: dict[str, Any] = {}
     if data.pass_rate_band is not None:
         kept, banded = _in_band(kept, data.pass_rate_band)
-        if not kept:
-            raise ConfigError(f"no training problem has a pass rate in data.pass_rate_band {banded['band']} "
-                              f"({banded['below']} below, {banded['above']} above, {banded['unranked']} "
-                              "unranked)")
+    guided: dict[str, Any] = {}
+    if data.guidance is not None:
+        kept, guided = _with_guided(cleaned, kept, data.guidance.below)
+    if not kept:
+        raise ConfigError(f"no training problem has a pass rate in data.pass_rate_band {banded['band']} "
+                          f"({banded['below']} below, {banded['above']} above, {banded['unranked']} "
+                          "unranked)" + (", and none can be guided" if guided else ""))
     kept_ids = {p.task_id for p in kept}
     if weights is not None:
         weights = [w for p, w in zip(train, weights, strict=True) if p.task_id in kept_ids]
@@ -167,6 +170,7 @@ def _prepare(config: TrainingConfig, started: float) -> TrainingData:
         "checked_against": checked,
         "not_checked": unchecked,
         **({"pass_rate_band": banded} if banded else {}),
+        **({"guidance": guided} if guided else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
     per_step = _batch(manifest, config, len(kept))
@@ -245,6 +249,18 @@ def _in_band(problems: list[Problem], band: tuple[float, float]) -> tuple[list[P
         "below": sum(r is not None and r < low for r in rates),
         "above": sum(r is not None and r > high for r in rates),
         "unranked": sum(r is None for r in rates),
+    }
+
+
+def _with_guided(cleaned: list[Problem], kept: list[Problem], below: float
+                 ) -> tuple[list[Problem], dict[str, Any]]:
+    """``kept`` and the cleaned problems below pass rate ``below`` that have a reference solution to give
+    (``data.guidance``), in the cleaned order, and the counts the manifest records."""
+    low = [p for p in cleaned if p.pass_rate is not None and p.pass_rate < below]
+    given = {p.task_id for p in low if p.solutions}
+    ids = {p.task_id for p in kept} | given
+    return [p for p in cleaned if p.task_id in ids], {
+        "below": below, "guided": len(given), "without_solution": len(low) - len(given),
     }
 
 
