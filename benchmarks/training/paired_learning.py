@@ -72,7 +72,8 @@ def _cell(arm: str, spec: str, benchmark: str, mode: str, samples_dir: Path) -> 
 
 
 PER_STEP = {"reward_mean": "reward_mean", "pass_rate": "pass_rate", "flat_group_share": "flat_group_share",
-            "request_failed": "rollout/request_failed", "step_s": "seconds/step"}
+            "request_failed": "rollout/request_failed", "step_s": "seconds/step", "guided": "rollout/guided",
+            "guided_pass_rate": "rollout/guided_pass_rate"}
 
 
 def _rl_record(results: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +111,7 @@ def _run_record(run_dir: Path) -> dict[str, Any]:
         "train_problems": manifest["train"]["count"],
         "dropped_by_kind": manifest.get("dropped_by_kind", {}),
         "pass_rate_band": manifest.get("pass_rate_band"),
+        "guidance": manifest.get("guidance"),
         "rl": _rl_record(json.loads(results.read_text())) if results.is_file() else None,
     }
 
