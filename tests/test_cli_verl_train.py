@@ -123,6 +123,14 @@ def test_an_endpoint_model_is_a_one_line_error(tmp_path: Path) -> None:
     assert_one_line_error(code, err, "http://127.0.0.1:9/v1@m", "endpoint")
 
 
+def test_prefix_guidance_is_refused_not_dropped(tmp_path: Path) -> None:
+    config = tmp_path / "guided.yaml"
+    config.write_text(yaml.safe_dump({"data": {"pass_rates": str(tmp_path / "ranked.jsonl"),
+                                               "guidance": {"below": 0.05}}}))
+    code, _, err = verl_train(tmp_path, "embedded", "--config", str(config))
+    assert_one_line_error(code, err, "data.guidance", "verl")
+
+
 def test_shared_lora_is_validated_as_verls_lora(tmp_path: Path, model_dir: Path) -> None:
     code, out, err = verl_train(tmp_path, "embedded", "--config", lora_config(tmp_path, "shared_lora"),
                                 "--gpus-per-node", "1")

@@ -16,7 +16,8 @@ class GuidanceConfig(StrictModel):
     problem where every sample fails becomes one where a group can mix passes and fails. The given share of
     lines falls linearly from `share` at the first step to none at `fade_steps`, so the policy ends up
     writing the whole program. With `data.pass_rate_band`, these problems train beside the band's; a problem
-    without a reference solution is left out. Evaluation and the gate never see a prefix.
+    without a reference solution is left out. Evaluation and the gate never see a prefix. The local trainer's
+    (`train`): `verl-train` refuses it.
     """
 
     below: float = Field(0.05, gt=0, le=1, description="Guide the problems whose pass rate is below this.")

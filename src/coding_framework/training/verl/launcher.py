@@ -199,6 +199,9 @@ def prepare(cfg: TrainingConfig, verl: VerlConfig, run_dir: Path, extra: list[st
     model = model or starting_model(cfg, progress=False)
     if model.model_dir is None:
         raise ConfigError(f"model {model.spec!r}: verl trains the weights, which an endpoint does not expose")
+    if cfg.data.guidance is not None:
+        raise ConfigError("data.guidance is the local trainer's (`train`): verl's agent loop gives no answer "
+                          "prefix, so the guided problems would train unguided; drop it for `verl-train`")
     spec = resolve_spec(cfg)
     sets = prepare_data(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
