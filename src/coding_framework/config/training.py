@@ -107,10 +107,6 @@ class RepositoryDataConfig(StrictModel):
     benchmarks as `coding-framework evaluate` names them: `minirepo:SPLIT` (the shipped mini-repository
     set: train, validation, test) or `swebench:FILE` (SWE-bench JSONL rows over local snapshots)."""
 
-    guidance: GuidanceConfig | None = Field(
-        None, description="Solution-prefix guidance for the problems the policy never solves "
-        "(`GuidanceConfig`); needs pass_rates. Null: none."
-    )
     train: Annotated[list[DataSource], BeforeValidator(_plain_strings_as_sources)] = Field(
         default_factory=lambda: [DataSource(source="minirepo:train")],
         min_length=1,
