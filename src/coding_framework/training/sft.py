@@ -66,6 +66,18 @@ def _bucketed(rows: Sequence[Row], order: list[int], size: int, generator: torch
     return [i for b in torch.randperm(len(batches), generator=generator).tolist() for i in batches[b]]
 
 
+def _answer_logits(model: torch.nn.Module, ids: torch.Tensor, labels: torch.Tensor, attention: torch.Tensor
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp32 logits (N, V) at the positions that predict a labelled token, and those tokens (N,). The output
+    layer runs only there: an answer is a fraction of its row, and full (B, T, V) logits with their
+    softmax and gradient were most of a warm start's memory."""
+    h = model.get_decoder()(input_ids=ids, attention_mask=attention).last_hidden_state  # type: ignore[operator]
+    target = labels[:, 1:]
+    sel = target != IGNORE  # (B, T - 1)
+    logits = model.get_output_embeddings()(h[:, :-1][sel]).float()  # type: ignore[operator]
+    return logits, target[sel]
+
+
 def _pad_id(tokenizer: object) -> int:
     return int(getattr(tokenizer, "pad_token_id", None) or 0)
 
@@ -100,7 +112,8 @@ def fit(
         for i, (ids, labels, attention) in enumerate(
             _batches(rows, order, micro_batch_size, _pad_id(tokenizer), device)
         ):
-            loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+            logits, target = _answer_logits(model, ids, labels, attention)
+            loss = torch.nn.functional.cross_entropy(logits, target)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -118,11 +131,9 @@ def mean_loss(model: torch.nn.Module, tokenizer: object, rows: Sequence[Row], mi
     total, tokens = 0.0, 0
     for ids, labels, attention in _batches(rows, range(len(rows)), micro_batch_size, _pad_id(tokenizer),
                                            device):
-        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
-        target = labels[:, 1:]
-        total += float(torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORE, reduction="sum"))
-        tokens += int((target != IGNORE).sum())
+        logits, target = _answer_logits(model, ids, labels, attention)
+        total += float(torch.nn.functional.cross_entropy(logits, target, reduction="sum"))
+        tokens += len(target)
     return total / max(tokens, 1)
 
 
