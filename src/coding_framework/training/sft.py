@@ -71,8 +71,9 @@ def _bucketed(rows: Sequence[Row], order: list[int], size: int, generator: torch
 def _answer_logits(model: torch.nn.Module, ids: torch.Tensor, labels: torch.Tensor, attention: torch.Tensor
                    ) -> tuple[torch.Tensor, torch.Tensor]:
     """fp32 logits (N, V) at the positions that predict a labelled token, and those tokens (N,). The output
-    layer runs only there: an answer is a fraction of its row, and full (B, T, V) logits with their
-    softmax and gradient were most of a warm start's memory."""
+    layer runs only there: an answer is a fraction of its row, and full (B, T, V) logits with their softmax
+    and gradient cost a SmolLM2 warm start 18% more peak memory and 39% more time a batch
+    (``benchmarks/training/warm_start_memory.py``)."""
     h = model.get_decoder()(input_ids=ids, attention_mask=attention).last_hidden_state  # type: ignore[operator]
     target = labels[:, 1:]
     sel = target != IGNORE  # (B, T - 1)
