@@ -7,7 +7,8 @@ own vLLM-CPU server):
         --arm base=smollm2-135m --arm warm_start_seed0=runs/issue43/sft_seed0/warm_start_model
 
 The first arm is the baseline every other arm is compared with; `--versus ARM` also compares the arms
-listed after ARM with it (the warm start, to tell RL's change from the warm start's). Each arm is
+listed after ARM with it (the warm start, to tell RL's change from the warm start's), `--versus ARM=A,B`
+only arms A and B (one seed's warm start against that seed's RL arms). Each arm is
 evaluated on every benchmark (`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in
 each mode: `greedy` (temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8,
 always with one draft per episode (no feedback from the tests). A comparison is paired by problem:
@@ -163,12 +164,23 @@ def paired(before: dict[str, float], after: dict[str, float], seed: int = 0) -> 
 
 def _comparisons(cells: dict[str, dict[str, Any]], arms: list[str], reference: str, benchmarks: list[str],
                  modes: list[str]) -> dict[str, dict[str, Any]]:
-    """Each arm listed after ``reference`` against it, per benchmark and mode."""
+    """Each of ``arms`` against ``reference``, per benchmark and mode."""
     return {
         f"{arm}/{benchmark}/{mode}": paired(cells[f"{reference}/{benchmark}/{mode}"]["per_task"],
                                             cells[f"{arm}/{benchmark}/{mode}"]["per_task"])
-        for arm in arms[arms.index(reference) + 1:] for benchmark in benchmarks for mode in modes
+        for arm in arms for benchmark in benchmarks for mode in modes
     }
+
+
+def _versus_arms(entries: list[str], arms: list[str]) -> dict[str, list[str]]:
+    """Each ``--versus`` reference and the arms compared with it: those it lists (``REF=A,B``), else every
+    arm after it."""
+    versus: dict[str, list[str]] = {}
+    for entry in entries:
+        ref, _, listed = entry.partition("=")
+        after = arms[arms.index(ref) + 1:] if ref in arms else []
+        versus[ref] = listed.split(",") if listed else after
+    return versus
 
 
 def main() -> None:
@@ -186,7 +198,8 @@ def main() -> None:
                         help="ARM=RUN_DIR: file that run's warm start and data manifest with the arm")
     parser.add_argument("--versus", action="append", default=[],
                         help="ARM: also compare every arm listed after it with it (e.g. the model RL began "
-                             "from), under `paired_versus`")
+                             "from), under `paired_versus`; ARM=A,B: only arms A and B (one seed's warm "
+                             "start against that seed's RL arms)")
     args = parser.parse_args()
     previous: dict[str, Any] = {}
     for earlier in [*args.earlier, args.out]:  # an earlier run's cells, whose samples files are reused
@@ -194,7 +207,8 @@ def main() -> None:
             previous |= {k: v for k, v in json.loads(earlier.read_text()).get("cells", {}).items()
                          if v.get("wall_s") is not None}
     arms = dict(a.split("=", 1) for a in args.arm)
-    unknown = sorted(set(args.versus) - set(arms))
+    versus_arms = _versus_arms(args.versus, list(arms))
+    unknown = sorted((set(versus_arms) | {a for listed in versus_arms.values() for a in listed}) - set(arms))
     if unknown:
         parser.error(f"--versus names no --arm: {', '.join(unknown)}")
     benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
@@ -216,8 +230,8 @@ def main() -> None:
                     print(f"[{arm} {benchmark} {mode}] pass@1 {cell['pass@1']:.4f}", file=sys.stderr,
                           flush=True)
     base = next(iter(arms))
-    comparisons = _comparisons(cells, list(arms), base, benchmarks, modes)
-    versus = {ref: _comparisons(cells, list(arms), ref, benchmarks, modes) for ref in args.versus}
+    comparisons = _comparisons(cells, list(arms)[1:], base, benchmarks, modes)
+    versus = {ref: _comparisons(cells, listed, ref, benchmarks, modes) for ref, listed in versus_arms.items()}
     runs = {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)}
     png = plot_rewards(runs, args.out.resolve().with_suffix(".png"))
     figures = {

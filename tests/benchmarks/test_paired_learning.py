@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.training.paired_learning import _comparisons, _run_record, paired, plot_rewards
+from benchmarks.training.paired_learning import _comparisons, _run_record, _versus_arms, paired, plot_rewards
 from coding_framework.training.run.results import StepRecord, TrainingResults
 
 
@@ -50,12 +50,12 @@ def test_an_rl_runs_record_reads_the_trainers_results_file(tmp_path: Path) -> No
     assert plot_rewards({"warm_start": {**record, "rl": None}}, tmp_path / "none.png") is None
 
 
-def test_versus_compares_only_the_arms_listed_after_the_reference() -> None:
+def test_versus_compares_the_arms_after_the_reference_or_those_it_lists() -> None:
+    arms = ["base", "warm0", "rl0", "warm1", "rl1"]
+    assert _versus_arms(["warm0", "warm1=rl1"], arms) == {"warm0": ["rl0", "warm1", "rl1"], "warm1": ["rl1"]}
     cells = {f"{arm}/mbpp:test/greedy": {"per_task": {"a": a, "b": b}}
-             for arm, a, b in [("base", 0.0, 0.0), ("warm", 1.0, 0.0), ("rl", 1.0, 1.0)]}
-    versus_warm = _comparisons(cells, ["base", "warm", "rl"], "warm", ["mbpp:test"], ["greedy"])
-    assert list(versus_warm) == ["rl/mbpp:test/greedy"]
-    rl = versus_warm["rl/mbpp:test/greedy"]
+             for arm, a, b in [("base", 0.0, 0.0), ("warm1", 1.0, 0.0), ("rl1", 1.0, 1.0)]}
+    versus_warm = _comparisons(cells, ["rl1"], "warm1", ["mbpp:test"], ["greedy"])
+    assert list(versus_warm) == ["rl1/mbpp:test/greedy"]
+    rl = versus_warm["rl1/mbpp:test/greedy"]
     assert (rl["improved"], rl["worsened"]) == (1, 0)
-    assert list(_comparisons(cells, ["base", "warm", "rl"], "base", ["mbpp:test"], ["greedy"])) == [
-        "warm/mbpp:test/greedy", "rl/mbpp:test/greedy"]
