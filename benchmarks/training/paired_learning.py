@@ -8,7 +8,8 @@ own vLLM-CPU server):
 
 The first arm is the baseline every other arm is compared with; `--versus ARM` also compares the arms
 listed after ARM with it (the warm start, to tell RL's change from the warm start's), `--versus ARM=A,B`
-only arms A and B (one seed's warm start against that seed's RL arms). Each arm is
+only arms A and B (one seed's warm start against that seed's RL arms); `--pool NAME=A,B` compares the mean
+of arms A and B per problem (one recipe's seeds) with the baseline, by the sign test. Each arm is
 evaluated on every benchmark (`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in
 each mode: `greedy` (temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8,
 always with one draft per episode (no feedback from the tests). A comparison is paired by problem:
@@ -172,6 +173,19 @@ def _comparisons(cells: dict[str, dict[str, Any]], arms: list[str], reference: s
     }
 
 
+def _pooled(cells: dict[str, dict[str, Any]], members: list[str], benchmarks: list[str],
+            modes: list[str]) -> dict[str, dict[str, float]]:
+    """Each problem's pass rate averaged over ``members`` (one recipe's seeds), per benchmark and mode: the
+    seeds as repeated measures of one recipe, compared with the baseline by the same sign test."""
+    return {
+        f"{benchmark}/{mode}": {
+            task: sum(cells[f"{arm}/{benchmark}/{mode}"]["per_task"][task] for arm in members) / len(members)
+            for task in cells[f"{members[0]}/{benchmark}/{mode}"]["per_task"]
+        }
+        for benchmark in benchmarks for mode in modes
+    }
+
+
 def _versus_arms(entries: list[str], arms: list[str]) -> dict[str, list[str]]:
     """Each ``--versus`` reference and the arms compared with it: those it lists (``REF=A,B``), else every
     arm after it."""
@@ -200,6 +214,9 @@ def main() -> None:
                         help="ARM: also compare every arm listed after it with it (e.g. the model RL began "
                              "from), under `paired_versus`; ARM=A,B: only arms A and B (one seed's warm "
                              "start against that seed's RL arms)")
+    parser.add_argument("--pool", action="append", default=[],
+                        help="NAME=A,B: also compare the mean of arms A and B per problem (one recipe's "
+                             "seeds) with the baseline, under `paired_pooled`")
     args = parser.parse_args()
     previous: dict[str, Any] = {}
     for earlier in [*args.earlier, args.out]:  # an earlier run's cells, whose samples files are reused
@@ -208,9 +225,11 @@ def main() -> None:
                          if v.get("wall_s") is not None}
     arms = dict(a.split("=", 1) for a in args.arm)
     versus_arms = _versus_arms(args.versus, list(arms))
-    unknown = sorted((set(versus_arms) | {a for listed in versus_arms.values() for a in listed}) - set(arms))
+    pools = {name: listed.split(",") for name, listed in (p.split("=", 1) for p in args.pool)}
+    named = {a for listed in [*versus_arms.values(), *pools.values()] for a in listed}
+    unknown = sorted((set(versus_arms) | named) - set(arms))
     if unknown:
-        parser.error(f"--versus names no --arm: {', '.join(unknown)}")
+        parser.error(f"--versus or --pool names no --arm: {', '.join(unknown)}")
     benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
     modes = args.mode or ["greedy"]
     args.samples_dir.mkdir(parents=True, exist_ok=True)
@@ -232,6 +251,12 @@ def main() -> None:
     base = next(iter(arms))
     comparisons = _comparisons(cells, list(arms)[1:], base, benchmarks, modes)
     versus = {ref: _comparisons(cells, listed, ref, benchmarks, modes) for ref, listed in versus_arms.items()}
+    pooled = {
+        f"{name}/{key}": {"arms": members, "pass@1": sum(per_task.values()) / len(per_task),
+                          **paired(cells[f"{base}/{key}"]["per_task"], per_task)}
+        for name, members in pools.items()
+        for key, per_task in _pooled(cells, members, benchmarks, modes).items()
+    }
     runs = {arm: _run_record(Path(run)) for arm, run in (r.split("=", 1) for r in args.run_dir)}
     png = plot_rewards(runs, args.out.resolve().with_suffix(".png"))
     figures = {
@@ -242,6 +267,7 @@ def main() -> None:
         "cells": {key: {k: v for k, v in cell.items() if k != "per_task"} for key, cell in cells.items()},
         "paired": comparisons,
         **({"paired_versus": versus} if versus else {}),
+        **({"paired_pooled": pooled} if pooled else {}),
     }
     write_result(args.out, figures, load)
     print(json.dumps(comparisons, indent=1))

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.training.paired_learning import _comparisons, _run_record, _versus_arms, paired, plot_rewards
+from benchmarks.training.paired_learning import (
+    _comparisons,
+    _pooled,
+    _run_record,
+    _versus_arms,
+    paired,
+    plot_rewards,
+)
 from coding_framework.training.run.results import StepRecord, TrainingResults
 
 
@@ -59,3 +66,12 @@ def test_versus_compares_the_arms_after_the_reference_or_those_it_lists() -> Non
     assert list(versus_warm) == ["rl1/mbpp:test/greedy"]
     rl = versus_warm["rl1/mbpp:test/greedy"]
     assert (rl["improved"], rl["worsened"]) == (1, 0)
+
+
+def test_pooled_seeds_average_each_problem_over_the_arms() -> None:
+    cells = {f"{arm}/mbpp:test/greedy": {"per_task": {"a": a, "b": b, "c": c}}
+             for arm, a, b, c in [("seed0", 1.0, 0.0, 1.0), ("seed1", 1.0, 1.0, 0.0)]}
+    pooled = _pooled(cells, ["seed0", "seed1"], ["mbpp:test"], ["greedy"])
+    assert pooled == {"mbpp:test/greedy": {"a": 1.0, "b": 0.5, "c": 0.5}}
+    result = paired({"a": 0.0, "b": 0.0, "c": 1.0}, pooled["mbpp:test/greedy"])
+    assert (result["improved"], result["worsened"]) == (2, 1)
