@@ -9,7 +9,8 @@ own vLLM-CPU server):
 The first arm is the baseline every other arm is compared with; `--versus ARM` also compares the arms
 listed after ARM with it (the warm start, to tell RL's change from the warm start's), `--versus ARM=A,B`
 only arms A and B (one seed's warm start against that seed's RL arms); `--pool NAME=A,B` compares the mean
-of arms A and B per problem (one recipe's seeds) with the baseline, by the sign test. Each arm is
+of arms A and B per problem (one recipe's seeds) with the baseline, by the sign test, and, greedy, how often
+one seed's McNemar test would pass at the seeds' mean effect (`one_seed_power`). Each arm is
 evaluated on every benchmark (`--benchmark`, default HumanEval (164) and MBPP-test (500), never a slice) in
 each mode: `greedy` (temperature 0, one draft) and, with `--mode sampled`, n = 4 drafts at temperature 0.8,
 always with one draft per episode (no feedback from the tests). A comparison is paired by problem:
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest, poisson
 
 from benchmarks.harness import RESULTS, ROOT, LoadMonitor, write_result
 
@@ -186,6 +187,29 @@ def _pooled(cells: dict[str, dict[str, Any]], members: list[str], benchmarks: li
     }
 
 
+def one_seed_power(discordant: float, rose_share: float, alpha: float = 0.05) -> float:
+    """How often one seed's exact McNemar test would reach p < ``alpha`` in the direction of a gain, if its
+    count of problems that changed verdict is Poisson with mean ``discordant`` and each one rose with
+    probability ``rose_share`` (both estimated from a recipe's seeds)."""
+    power = 0.0
+    for n in range(1, int(poisson.ppf(0.9999, discordant)) + 1):
+        significant = sum(binom.pmf(k, n, rose_share) for k in range(n // 2 + 1, n + 1)
+                          if binomtest(k, n, 0.5).pvalue < alpha)
+        power += float(poisson.pmf(n, discordant)) * significant
+    return power
+
+
+def _seed_power(comparisons: dict[str, dict[str, Any]], members: list[str], key: str) -> dict[str, float]:
+    """The seeds' mean count of changed verdicts against the baseline, the share that rose, and the chance
+    one seed (and every one of them) passes the paired test at that effect."""
+    rose = sum(comparisons[f"{arm}/{key}"]["improved"] for arm in members)
+    fell = sum(comparisons[f"{arm}/{key}"]["worsened"] for arm in members)
+    discordant, share = (rose + fell) / len(members), rose / (rose + fell) if rose + fell else 0.0
+    power = one_seed_power(discordant, share) if rose + fell else 0.0
+    return {"discordant_per_seed": discordant, "rose_share": share, "one_seed_power": power,
+            "every_seed_power": power ** len(members)}
+
+
 def _versus_arms(entries: list[str], arms: list[str]) -> dict[str, list[str]]:
     """Each ``--versus`` reference and the arms compared with it: those it lists (``REF=A,B``), else every
     arm after it."""
@@ -253,7 +277,8 @@ def main() -> None:
     versus = {ref: _comparisons(cells, listed, ref, benchmarks, modes) for ref, listed in versus_arms.items()}
     pooled = {
         f"{name}/{key}": {"arms": members, "pass@1": sum(per_task.values()) / len(per_task),
-                          **paired(cells[f"{base}/{key}"]["per_task"], per_task)}
+                          **paired(cells[f"{base}/{key}"]["per_task"], per_task),
+                          **(_seed_power(comparisons, members, key) if key.endswith("/greedy") else {})}
         for name, members in pools.items()
         for key, per_task in _pooled(cells, members, benchmarks, modes).items()
     }
