@@ -254,6 +254,8 @@ def main() -> None:
     unknown = sorted((set(versus_arms) | named) - set(arms))
     if unknown:
         parser.error(f"--versus or --pool names no --arm: {', '.join(unknown)}")
+    if any(next(iter(arms)) in members for members in pools.values()):
+        parser.error("--pool pools arms compared with the baseline: leave the first --arm out of it")
     benchmarks = args.benchmark or ["humaneval", "mbpp:test"]
     modes = args.mode or ["greedy"]
     args.samples_dir.mkdir(parents=True, exist_ok=True)
